@@ -1,0 +1,1 @@
+"""Instruments read how a trained loop computes; they return arrays and dataclasses, never plots."""

@@ -1,0 +1,195 @@
+"""The head instrument: convergence time tau(n, i), frontier speed v-hat, scaling class, halting.
+
+Definitions (Paper A §5):
+- decoded output of position i after loop t: argmax of the readout applied to h^t.
+- tau(b, i) on input b: the first loop t (1-indexed) from which the decoded output at position i
+  equals its value at the last loop T at every loop t' >= t.
+- tau(n, i): mean of tau(b, i) over the SOLVED inputs of length n (every position correct after
+  T loops). The mean, not the median, so a curve over few positions is not quantised to integers.
+- v-hat, two ways:
+  (a) from tau: 1 / slope of tau(n, i) against position i (least squares over all positions);
+  (b) from the frontier: at each loop t the solved-prefix frontier F(t) is the longest prefix of
+      positions whose accuracy over the solved inputs is >= q (q = 0.9), made monotone by a running
+      max; v-hat = slope of F against t over the loops where 0 < F < n, plus the first loop with F = n.
+- scaling class of tau against n: flat / log / linear, by least squares (see `scaling_class`).
+- halting rule: T* = ceil(n / v-hat).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy import stats
+
+from ..tasks import Task, test_set
+
+
+@torch.no_grad()
+def loop_predictions(model, tokens: torch.Tensor, T: int) -> torch.Tensor:
+    """(T, B, n) decoded outputs after every loop, BOS position dropped."""
+    return model(tokens, T, all_loops=True).argmax(-1)[:, :, 1:]
+
+
+def convergence_times(preds: torch.Tensor | np.ndarray) -> np.ndarray:
+    """preds (T, B, n) -> tau (B, n): first loop (1-indexed) from which preds equal their final value."""
+    p = np.asarray(preds)
+    same = p == p[-1]                                          # (T, B, n)
+    stays = np.flip(np.cumprod(np.flip(same, 0), axis=0), 0)   # stays[t] = same at every t' >= t
+    return p.shape[0] - stays.sum(0) + 1
+
+
+def frontier(position_acc: np.ndarray, q: float = 0.9) -> np.ndarray:
+    """position_acc (T, n) accuracy per loop and position -> F (T,): monotone solved-prefix length."""
+    ok = np.asarray(position_acc) >= q
+    prefix = np.where(ok.all(1), ok.shape[1], np.argmin(ok, axis=1))   # first failing position
+    return np.maximum.accumulate(prefix)
+
+
+def speed_from_frontier(F: np.ndarray, n: int) -> float:
+    """Slope of the frontier against loops where it is moving (see module docstring); nan if < 2 points."""
+    F = np.asarray(F, dtype=float)
+    t = np.arange(1, len(F) + 1)
+    moving = (F > 0) & (F < n)
+    full = np.nonzero(F >= n)[0]
+    if len(full):
+        moving[full[0]] = True
+    if moving.sum() < 2:
+        return float("nan")
+    return float(stats.linregress(t[moving], F[moving]).slope)
+
+
+@dataclass
+class SpeedFit:
+    v: float          # positions per loop = 1 / slope
+    slope: float      # loops per position
+    intercept: float
+    r2: float
+
+
+def speed_from_tau(tau_curve: np.ndarray, positions: np.ndarray | None = None) -> SpeedFit:
+    tau_curve = np.asarray(tau_curve, dtype=float)
+    positions = np.arange(1, len(tau_curve) + 1) if positions is None else np.asarray(positions, float)
+    if np.ptp(tau_curve) == 0:
+        return SpeedFit(float("inf"), 0.0, float(tau_curve[0]), float("nan"))
+    fit = stats.linregress(positions, tau_curve)
+    v = 1.0 / fit.slope if fit.slope > 0 else float("inf")
+    return SpeedFit(float(v), float(fit.slope), float(fit.intercept), float(fit.rvalue ** 2))
+
+
+@dataclass
+class TauResult:
+    n: int
+    T: int
+    tau_curve: np.ndarray        # (n,) mean tau over solved inputs, per position
+    tau_median: np.ndarray       # (n,)
+    position_acc: np.ndarray     # (T, n) accuracy per loop over solved inputs (the frontier's input)
+    position_acc_all: np.ndarray  # (T, n) accuracy per loop over every input
+    n_solved: int
+    n_inputs: int
+    frontier: np.ndarray         # (T,)
+    v_tau: SpeedFit
+    v_frontier: float
+
+    @property
+    def solved_fraction(self) -> float:
+        return self.n_solved / self.n_inputs
+
+
+def measure(preds: np.ndarray, labels: np.ndarray, q: float = 0.9) -> TauResult:
+    """All head measurements from a prediction history preds (T, B, n) and labels (B, n)."""
+    preds, labels = np.asarray(preds), np.asarray(labels)
+    T, B, n = preds.shape
+    correct = preds == labels[None]
+    solved = correct[-1].all(1)
+    tau_all = convergence_times(preds)
+    if solved.sum() == 0:
+        nan = np.full(n, np.nan)
+        return TauResult(n, T, nan, nan, np.zeros((T, n)), correct.mean(1), 0, B, np.zeros(T, int),
+                         SpeedFit(float("nan"), float("nan"), float("nan"), float("nan")), float("nan"))
+    acc_solved = correct[:, solved].mean(1)
+    F = frontier(acc_solved, q)
+    return TauResult(n, T, tau_all[solved].mean(0), np.median(tau_all[solved], 0), acc_solved,
+                     correct.mean(1), int(solved.sum()), B, F, speed_from_tau(tau_all[solved].mean(0)),
+                     speed_from_frontier(F, n))
+
+
+def tau(model, task: Task, n: int, T: int, count: int = 512, seed: int = 0, q: float = 0.9) -> TauResult:
+    """tau(n, i) and both speed estimates for `model` on `count` seeded test words of length n."""
+    tokens, labels = test_set(task, n, count, seed)
+    return measure(loop_predictions(model, tokens, T).numpy(), labels[:, 1:].numpy(), q)
+
+
+def halting_loops(n: int, v_hat: float) -> int:
+    """The halting rule T* = ceil(n / v-hat)."""
+    if not v_hat > 0:
+        raise ValueError(f"v_hat: must be a positive speed, got {v_hat!r}")
+    return max(1, math.ceil(n / v_hat - 1e-9))
+
+
+@dataclass
+class ScalingFit:
+    cls: str                 # "flat", "log" or "linear"
+    r2: dict                 # R^2 of the log and linear fits
+    slope: dict              # their slopes
+    p_value: dict            # their slope p-values
+    note: str
+
+
+def scaling_class(ns, taus, alpha: float = 0.05, flat_tol: float = 0.05) -> ScalingFit:
+    """Which of flat / log n / n best describes tau against n.
+
+    flat if tau barely moves (range <= flat_tol * mean) or neither slope is significant at `alpha`;
+    otherwise the better R^2 of tau ~ a + b log n and tau ~ a + b n.
+    """
+    ns, taus = np.asarray(ns, float), np.asarray(taus, float)
+    if len(ns) < 3:
+        raise ValueError(f"ns: need at least 3 lengths to fit a scaling class, got {len(ns)}")
+    if np.ptp(taus) <= flat_tol * max(abs(taus.mean()), 1e-12):
+        return ScalingFit("flat", {"log": float("nan"), "linear": float("nan")}, {"log": 0.0, "linear": 0.0},
+                          {"log": 1.0, "linear": 1.0}, "tau constant within tolerance")
+    fits = {"log": stats.linregress(np.log(ns), taus), "linear": stats.linregress(ns, taus)}
+    r2 = {k: float(f.rvalue ** 2) for k, f in fits.items()}
+    slope = {k: float(f.slope) for k, f in fits.items()}
+    p = {k: float(f.pvalue) for k, f in fits.items()}
+    if min(p.values()) > alpha:
+        return ScalingFit("flat", r2, slope, p, f"no slope significant at alpha={alpha}")
+    best = max(r2, key=r2.get)
+    return ScalingFit(best, r2, slope, p, f"R2 log={r2['log']:.3f}, linear={r2['linear']:.3f}")
+
+
+@dataclass
+class ExponentFit:
+    exponent: float
+    stderr: float
+    intercept: float
+    r2: float
+
+
+def budget_exponent(demands, speeds) -> ExponentFit:
+    """Fit log v = a + b log(n_train / T_train); the budget law says b = 1."""
+    d, v = np.asarray(demands, float), np.asarray(speeds, float)
+    keep = np.isfinite(v) & (v > 0)
+    if keep.sum() < 2:
+        raise ValueError("speeds: need at least 2 finite positive speeds to fit an exponent")
+    fit = stats.linregress(np.log(d[keep]), np.log(v[keep]))
+    return ExponentFit(float(fit.slope), float(fit.stderr), float(fit.intercept), float(fit.rvalue ** 2))
+
+
+@dataclass
+class LoopAccuracy:
+    n: int
+    seq_acc: np.ndarray        # (T_max,) whole-word accuracy after each loop 1..T_max
+    position_acc: np.ndarray   # (T_max, n) accuracy per loop and position
+
+    def at(self, T: int) -> float:
+        return float(self.seq_acc[T - 1])
+
+
+@torch.no_grad()
+def accuracy_by_loops(model, task: Task, n: int, T_max: int, count: int = 512, seed: int = 0) -> LoopAccuracy:
+    """Accuracy after every test-time loop 1..T_max (one forward pass): rescue and overthinking."""
+    tokens, labels = test_set(task, n, count, seed)
+    correct = loop_predictions(model, tokens, T_max).numpy() == labels[:, 1:].numpy()[None]
+    return LoopAccuracy(n, correct.all(2).mean(1), correct.mean(1))

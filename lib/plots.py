@@ -1,0 +1,115 @@
+"""One function per figure kind; notebooks call them. Every figure can be saved under
+outputs/figures/<name>.png and .svg with `save`, the stable names the claims ledger links to."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .store import outputs_dir
+
+
+def save(fig, name: str) -> None:
+    d = outputs_dir() / "figures"
+    d.mkdir(parents=True, exist_ok=True)
+    for ext in ("png", "svg"):
+        # fixed metadata so re-running a notebook does not change the files' bytes needlessly
+        fig.savefig(d / f"{name}.{ext}", dpi=110, bbox_inches="tight",
+                    metadata={"Date": None} if ext == "svg" else {"Software": None})
+
+
+def tau_curves(curves: dict, ax=None, title="tau(n, i) per contract"):
+    """curves: label -> TauResult. tau against position, with the contract's loop budget marked."""
+    ax = ax or plt.gca()
+    for label, r in curves.items():
+        pos = np.arange(1, r.n + 1)
+        line, = ax.plot(pos, r.tau_curve, "o-", label=f"{label}: v={r.v_tau.v:.2f}")
+        ax.axhline(r.T, color=line.get_color(), ls=":", lw=0.8)
+    ax.set_xlabel("position i")
+    ax.set_ylabel("tau (loop at which position i settles)")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def frontiers(curves: dict, ax=None, title="solved-prefix frontier"):
+    ax = ax or plt.gca()
+    for label, r in curves.items():
+        ax.step(np.arange(1, r.T + 1), r.frontier, where="post", label=f"{label}: v={r.v_frontier:.2f}")
+    ax.set_xlabel("loop t")
+    ax.set_ylabel("frontier F(t) (positions)")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def speed_vs_demand(demands, speeds, fit=None, ax=None, learned=None):
+    ax = ax or plt.gca()
+    demands, speeds = np.asarray(demands, float), np.asarray(speeds, float)
+    learned = np.ones(len(demands), bool) if learned is None else np.asarray(learned, bool)
+    ax.loglog(demands[learned], speeds[learned], "o", label="measured (learned)")
+    if (~learned).any():
+        ax.loglog(demands[~learned], np.where(np.isfinite(speeds[~learned]), speeds[~learned], np.nan),
+                  "x", color="gray", label="not learned")
+    grid = np.geomspace(demands.min() / 1.5, demands.max() * 1.5, 50)
+    ax.loglog(grid, grid, "k--", lw=0.8, label="budget law v = n/T")
+    if fit is not None:
+        ax.loglog(grid, np.exp(fit.intercept) * grid ** fit.exponent, "-", lw=1,
+                  label=f"fit: exponent {fit.exponent:.2f} ± {fit.stderr:.2f}, R² {fit.r2:.2f}")
+    ax.set_xlabel("demand n_train / T_train")
+    ax.set_ylabel("v-hat (positions per loop)")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def accuracy_vs_loops(accs: dict, ax=None, marks: dict | None = None, title="accuracy against test-time loops"):
+    """accs: label -> LoopAccuracy; marks: label -> loop to mark (e.g. T_train or the halting T*)."""
+    ax = ax or plt.gca()
+    for label, a in accs.items():
+        line, = ax.plot(np.arange(1, len(a.seq_acc) + 1), a.seq_acc, label=label)
+        if marks and label in marks:
+            ax.axvline(marks[label], color=line.get_color(), ls=":", lw=0.8)
+    ax.set_xlabel("test-time loops")
+    ax.set_ylabel("sequence accuracy")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def loop_position_map(position_acc, ax=None, title="accuracy per loop and position", T_mark=None):
+    """Heat map of accuracy (loops down, positions across): the computation frontier as an edge."""
+    ax = ax or plt.gca()
+    T, n = position_acc.shape
+    im = ax.imshow(position_acc, aspect="auto", origin="lower", vmin=0, vmax=1, cmap="viridis",
+                   extent=(0.5, n + 0.5, 0.5, T + 0.5))
+    if T_mark is not None:
+        ax.axhline(T_mark + 0.5, color="w", ls="--", lw=0.8)
+    ax.set_xlabel("position i")
+    ax.set_ylabel("loop t")
+    ax.set_title(title)
+    plt.colorbar(im, ax=ax, fraction=0.046)
+    return ax
+
+
+def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=None):
+    """The quickstart view of one cached run: accuracy per (loop, position) for T loops at length n,
+    with the contract's budget marked, and sequence accuracy per loop. Pure: same inputs, same figure.
+    Returns (fig, readout) where readout is a one-line text summary."""
+    from .instruments.head import accuracy_by_loops
+    c = run.config
+    acc = accuracy_by_loops(run.model, c.task_obj(), n, T, count=count, seed=seed)
+    fig = fig or plt.figure(figsize=(10, 3.8))
+    fig.clear()
+    ax1, ax2 = fig.subplots(1, 2)
+    loop_position_map(acc.position_acc, ax=ax1, T_mark=c.T_train if c.T_train < T else None,
+                      title=f"{c.task}, trained n={c.n_train} T={c.T_train}: test n={n}, T={T}")
+    ax2.plot(np.arange(1, T + 1), acc.seq_acc, "o-", ms=3)
+    ax2.set_ylim(-0.02, 1.02)
+    ax2.set_xlabel("loop t")
+    ax2.set_ylabel("sequence accuracy")
+    ax2.set_title("whole-word accuracy per loop")
+    fig.tight_layout()
+    solved = np.nonzero((acc.position_acc[-1] >= 0.9))[0]
+    readout = (f"n={n} T={T}: sequence accuracy after T loops {acc.seq_acc[-1]:.2f}; "
+               f"positions at >= 90% after T loops: {len(solved)}/{n}")
+    return fig, readout

@@ -1,0 +1,236 @@
+"""Training under a contract (n_train, T_train).
+
+`RunConfig` is the whole recipe of one run (task, contract, schedule, model, optimiser,
+curriculum, seed); the store hashes it. `train(cfg, workdir)` returns the trained model and its
+metrics, checkpointing into `workdir` so an interrupted run resumes where it stopped.
+
+Recipe (shared/notes/cpu-measurements.md): AdamW (betas 0.9/0.98, weight decay off embeddings,
+biases and norms), linear warmup then constant learning rate; loss = cross-entropy at the FINAL
+loop only (the contract grants T loops and judges the answer after them); gradient clipping;
+a length curriculum with promotion on accuracy. When the curriculum has reached n_train and the
+windowed last-position accuracy reaches `final_acc`, the run "polishes": the learning rate decays
+linearly to 0 over `polish_steps` and training stops. `max_steps` bounds everything.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from . import tasks as tasks_mod
+from .model import INJECTIONS, LoopConfig, LoopedTransformer
+
+# Bump when a change alters what training produces for an unchanged config: it enters every
+# run's hash, so stale cached runs are never read as current ones.
+CODE_VERSION = "1"
+SCHEDULES = ("fixed", "log")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    experiment: str = "scratch"
+    task: str = "S4"
+    n_train: int = 8
+    T_train: int = 8
+    schedule: str = "fixed"          # "fixed": T_train every step; "log": ceil(log2 n) + 3 + U{-1,0,1}
+    # model
+    n_layers: int = 1
+    d_model: int = 64
+    n_heads: int = 4
+    injection: str = "adapter"
+    # optimisation
+    batch: int = 128
+    lr: float = 1e-3
+    warmup: int = 100
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    max_steps: int = 6000
+    polish_steps: int = 300
+    final_acc: float = 0.99
+    # curriculum
+    curriculum_start: int = 2
+    curriculum_step: int = 1
+    promote_acc: float = 0.95
+    first_acc: float = 0.98
+    lengths: str = "max"
+    # evaluation and bookkeeping
+    eval_count: int = 512
+    checkpoint_every: int = 250
+    seed: int = 0
+
+    def __post_init__(self):
+        def need_int(name, lo):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+                raise ValueError(f"{name}: must be an integer >= {lo}, got {v!r}")
+        for name in ("n_train", "T_train", "n_layers", "d_model", "n_heads", "batch",
+                     "max_steps", "curriculum_start", "curriculum_step", "eval_count", "checkpoint_every"):
+            need_int(name, 1)
+        for name in ("warmup", "polish_steps", "seed"):
+            need_int(name, 0)
+        tasks_mod.make_task(self.task)    # raises with the allowed names
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule: unknown {self.schedule!r}; allowed: {SCHEDULES}")
+        if self.lengths not in tasks_mod.LENGTH_DISTRIBUTIONS:
+            raise ValueError(f"lengths: unknown {self.lengths!r}; allowed: {tasks_mod.LENGTH_DISTRIBUTIONS}")
+        if self.injection not in INJECTIONS:
+            raise ValueError(f"injection: unknown {self.injection!r}; allowed: {INJECTIONS}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
+        for name, lo in (("lr", "positive"), ("clip", "positive"), ("weight_decay", "non-negative")):
+            v = getattr(self, name)
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and (
+                v > 0 if lo == "positive" else v >= 0)
+            if not ok:
+                raise ValueError(f"{name}: must be a {lo} number, got {v!r}")
+        for name in ("final_acc", "promote_acc", "first_acc"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not 0 < v <= 1:
+                raise ValueError(f"{name}: must be in (0, 1], got {v!r}")
+        if not self.experiment or not all(c.isalnum() or c in "-_" for c in self.experiment):
+            raise ValueError(f"experiment: must be a non-empty name of letters, digits, '-' or '_', got {self.experiment!r}")
+
+    @property
+    def demand(self) -> float:
+        """Positions the contract asks per loop: n_train / T_train."""
+        return self.n_train / self.T_train
+
+    def task_obj(self) -> tasks_mod.Task:
+        return tasks_mod.make_task(self.task)
+
+    def model_config(self) -> LoopConfig:
+        t = self.task_obj()
+        return LoopConfig(vocab_size=t.vocab_size, n_classes=t.n_classes, n_layers=self.n_layers,
+                          d_model=self.d_model, n_heads=self.n_heads, injection=self.injection)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"config: unknown fields {sorted(unknown)}; allowed: {sorted(known)}")
+        return cls(**d)
+
+
+def loops_for(cfg: RunConfig, n: int, generator: torch.Generator) -> int:
+    """The contract's loop schedule for a batch of length n."""
+    if cfg.schedule == "fixed":
+        return cfg.T_train
+    base = math.ceil(math.log2(max(n, 2))) + 3
+    return max(1, base + int(torch.randint(-1, 2, (1,), generator=generator)))
+
+
+def _param_groups(model: torch.nn.Module, weight_decay: float):
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (decay if p.dim() == 2 and not name.startswith("embed") else no_decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def _lr_at(cfg: RunConfig, step: int, polish_start: int | None) -> float:
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    if polish_start is None:
+        return cfg.lr
+    return cfg.lr * max(0.0, 1.0 - (step - polish_start) / max(1, cfg.polish_steps))
+
+
+@torch.no_grad()
+def evaluate(model: LoopedTransformer, task: tasks_mod.Task, n: int, T: int, count: int, seed: int) -> dict:
+    """Accuracy at length n after T loops on a fixed seeded test set."""
+    tokens, labels = tasks_mod.test_set(task, n, count, seed)
+    pred = model(tokens, T).argmax(-1)[:, 1:]
+    correct = pred == labels[:, 1:]
+    return {"n": n, "T": T, "token_acc": correct.float().mean().item(),
+            "seq_acc": correct.all(1).float().mean().item(),
+            "position_acc": correct.float().mean(0).tolist()}
+
+
+def _progress(total: int, enabled: bool, desc: str):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, leave=False)
+
+
+def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False):
+    """Train one run. Returns (model, metrics). Resumes from `workdir/checkpoint.pt` if present."""
+    torch.manual_seed(cfg.seed)
+    task = cfg.task_obj()
+    model = LoopedTransformer(cfg.model_config())
+    opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
+    data_gen = torch.Generator().manual_seed(cfg.seed)
+    curriculum = tasks_mod.LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
+                                            cfg.promote_acc, cfg.first_acc)
+    step, polish_start, log = 0, None, []
+    ckpt_path = Path(workdir) / "checkpoint.pt" if workdir is not None else None
+    if ckpt_path is not None and ckpt_path.exists():
+        state = torch.load(ckpt_path, weights_only=True)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        data_gen.set_state(state["data_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        curriculum.load_state_dict(state["curriculum"])
+        step, polish_start, log = state["step"], state["polish_start"], state["log"]
+
+    bar = _progress(cfg.max_steps, progress, f"{cfg.task} n={cfg.n_train} T={cfg.T_train} seed={cfg.seed}")
+    if bar is not None:
+        bar.update(step)
+    model.train()
+    window_loss = []
+    while step < cfg.max_steps and not (polish_start is not None and step >= polish_start + cfg.polish_steps):
+        n = tasks_mod.draw_length(cfg.lengths, curriculum.length, data_gen, min_len=cfg.curriculum_start)
+        tokens, labels = task.sample(cfg.batch, n, data_gen)
+        T = loops_for(cfg, n, data_gen)
+        for g in opt.param_groups:
+            g["lr"] = _lr_at(cfg, step, polish_start)
+        logits = model(tokens, T)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                               ignore_index=tasks_mod.IGNORE)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"loss became {loss.item()} at step {step}")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+        opt.step()
+        step += 1
+        with torch.no_grad():
+            last_acc = (logits[:, -1].argmax(-1) == labels[:, -1]).float().mean().item()
+        promoted = curriculum.update(step, last_acc) if n == curriculum.length else False
+        window_loss.append(loss.item())
+        if (polish_start is None and curriculum.done and len(curriculum.history) == curriculum.window
+                and curriculum.windowed_acc() >= cfg.final_acc):
+            polish_start = step
+        if step % 50 == 0 or promoted:
+            log.append({"step": step, "length": curriculum.length, "loss": sum(window_loss) / len(window_loss),
+                        "last_acc": curriculum.windowed_acc()})
+            window_loss = []
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(length=curriculum.length, loss=f"{loss.item():.3f}")
+        if ckpt_path is not None and step % cfg.checkpoint_every == 0:
+            _save_checkpoint(ckpt_path, model, opt, data_gen, curriculum, step, polish_start, log)
+    if bar is not None:
+        bar.close()
+    model.eval()
+    final = evaluate(model, task, cfg.n_train, cfg.T_train, cfg.eval_count, cfg.seed)
+    metrics = {"steps": step, "reached_length": curriculum.length, "curriculum_done": curriculum.done,
+               "polished": polish_start is not None, "promotions": curriculum.promotions,
+               "final_eval": final, "log": log, "n_params": model.n_params()}
+    return model, metrics
+
+
+def _save_checkpoint(path, model, opt, data_gen, curriculum, step, polish_start, log):
+    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "data_rng": data_gen.get_state(),
+             "torch_rng": torch.get_rng_state(), "curriculum": curriculum.state_dict(), "step": step,
+             "polish_start": polish_start, "log": log}
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, path)

@@ -1,0 +1,60 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-papermill,-execution,-ExecuteTime
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -papermill,-widgets,-varInspector
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Quickstart: a looped transformer's computation frontier
+#
+# A weight-tied looped transformer applies one block `T` times. After every loop we can decode
+# its answer at every position. On S4 prefix products (`p_i = g_1 ∘ … ∘ g_i`) a model trained
+# under the contract `n_train = 8, T_train = 8` solves about one position per loop: the bright
+# region below grows one column per row — the computation frontier. Give it a longer input and
+# more loops and the frontier keeps moving.
+#
+# This notebook loads a cached run from the store (no training) and draws its frontier for a
+# chosen `T` (loops) and `n` (input length) through one plain render function.
+
+# %% tags=["parameters"]
+T = 16          # test-time loops
+N = 16          # input length
+RUN_T_TRAIN = 8  # which cached budget-law run to show (its T_train; n_train = 8)
+SEED = 0
+TRAIN_IF_MISSING = True
+
+# %%
+import matplotlib.pyplot as plt
+from dataclasses import replace
+
+from lib import plots, profiles, store
+
+profiles.check_params("quick", [SEED], "auto", T=T, N=N, RUN_T_TRAIN=RUN_T_TRAIN)
+choices = {c.T_train: c for c in profiles.budget_law("quick", [SEED]).runs}
+if RUN_T_TRAIN not in choices:
+    raise ValueError(f"RUN_T_TRAIN: no quick budget-law run with T_train={RUN_T_TRAIN}; allowed: {sorted(choices)}")
+run = store.get_or_train(choices[RUN_T_TRAIN], train_if_missing=TRAIN_IF_MISSING)
+c = run.config
+print(f"run {run.path.name}: {c.task}, {c.n_layers} layer(s), d={c.d_model}, "
+      f"{run.metrics['n_params']} parameters, trained n={c.n_train} T={c.T_train}")
+
+# %%
+fig, readout = plots.render_frontier(run, T=T, n=N)
+plots.save(fig, "00_quickstart_frontier")
+plt.show()
+print(readout)
+
+# %% [markdown]
+# Rows are loops, columns positions; colour is the fraction of 256 random words whose decoded
+# output at that position is already right. The dashed line marks the training budget `T_train`:
+# below it the model was trained, above it it runs on loops it never saw. Try `T = 8, N = 8` (the
+# contract itself) or `T = 32, N = 24`.

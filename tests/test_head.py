@@ -1,0 +1,88 @@
+"""The head instrument on constructed prediction histories with known answers."""
+import math
+
+import numpy as np
+import pytest
+
+from lib.instruments import head
+
+
+def staircase(n, T, loops_per_position, B=4, n_classes=5, seed=0):
+    """Position i (1-indexed) shows a wrong value until loop ceil(i * loops_per_position), then the label."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, n_classes, (B, n))
+    preds = np.empty((T, B, n), dtype=int)
+    for t in range(1, T + 1):
+        for i in range(1, n + 1):
+            settled = t >= math.ceil(i * loops_per_position)
+            preds[t - 1, :, i - 1] = labels[:, i - 1] if settled else (labels[:, i - 1] + 1 + t % (n_classes - 1)) % n_classes
+    return preds, labels
+
+
+def test_convergence_times_definition():
+    p = np.array([[[0]], [[1]], [[0]], [[2]], [[2]]])  # (T=5, B=1, n=1): settles at loop 4
+    assert head.convergence_times(p).tolist() == [[4]]
+    assert head.convergence_times(np.zeros((3, 1, 1))).tolist() == [[1]]
+
+
+def test_staircase_slope_one():
+    preds, labels = staircase(n=8, T=10, loops_per_position=1)
+    r = head.measure(preds, labels)
+    assert r.n_solved == 4
+    assert r.tau_curve.tolist() == list(range(1, 9))
+    assert r.v_tau.v == pytest.approx(1.0) and r.v_tau.r2 == pytest.approx(1.0)
+    assert r.frontier.tolist() == [1, 2, 3, 4, 5, 6, 7, 8, 8, 8]
+    assert r.v_frontier == pytest.approx(1.0)
+
+
+def test_staircase_slope_half():   # two loops per position -> half a position per loop
+    preds, labels = staircase(n=8, T=18, loops_per_position=2)
+    r = head.measure(preds, labels)
+    assert r.tau_curve.tolist() == [2, 4, 6, 8, 10, 12, 14, 16]
+    assert r.v_tau.v == pytest.approx(0.5)
+    assert r.v_frontier == pytest.approx(0.5)
+    assert head.halting_loops(8, r.v_tau.v) == 16
+
+
+def test_constant_is_flat():
+    preds, labels = staircase(n=8, T=6, loops_per_position=0)   # all settled at loop 1
+    r = head.measure(preds, labels)
+    assert np.all(r.tau_curve == 1)
+    assert math.isinf(r.v_tau.v)
+    fit = head.scaling_class([4, 8, 16, 32], [3.0, 3.0, 3.0, 3.0])
+    assert fit.cls == "flat"
+
+
+def test_unsolved_inputs_are_excluded():
+    preds, labels = staircase(n=4, T=6, loops_per_position=1, B=3)
+    labels = labels.copy()
+    labels[0, 2] = (labels[0, 2] + 1) % 5           # input 0 is now wrong at the last loop
+    r = head.measure(preds, labels)
+    assert r.n_solved == 2 and r.n_inputs == 3
+    assert r.tau_curve.tolist() == [1, 2, 3, 4]
+
+
+def test_scaling_classes():
+    ns = np.array([4, 8, 16, 32, 64])
+    assert head.scaling_class(ns, 1.0 * ns + 2).cls == "linear"
+    assert head.scaling_class(ns, 3 * np.log2(ns) + 1).cls == "log"
+    noisy_flat = 5 + np.array([0.3, -0.2, 0.1, -0.3, 0.2])
+    assert head.scaling_class(ns, noisy_flat).cls == "flat"
+    with pytest.raises(ValueError, match="ns"):
+        head.scaling_class([4, 8], [1, 2])
+
+
+def test_budget_exponent():
+    d = np.array([0.5, 1, 2, 4])
+    fit = head.budget_exponent(d, 1.0 * d)
+    assert fit.exponent == pytest.approx(1.0) and fit.r2 == pytest.approx(1.0)
+    fit = head.budget_exponent(d, 3.0 * d ** 0.5)
+    assert fit.exponent == pytest.approx(0.5)
+
+
+def test_halting_rule():
+    assert head.halting_loops(16, 1.0) == 16
+    assert head.halting_loops(16, 0.7) == 23
+    assert head.halting_loops(16, 2.0) == 8
+    with pytest.raises(ValueError, match="v_hat"):
+        head.halting_loops(16, 0.0)

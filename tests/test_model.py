@@ -1,0 +1,76 @@
+import pytest
+import torch
+
+from lib.model import PRESETS, LoopConfig, LoopedTransformer
+
+
+def make(injection="adapter", n_layers=2, d_model=32, n_heads=4):
+    torch.manual_seed(0)
+    return LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=n_layers, d_model=d_model,
+                                        n_heads=n_heads, injection=injection))
+
+
+def test_tied_model_owns_exactly_one_block():
+    m = make(n_layers=2)
+    block = sum(p.numel() for p in m.block.parameters())
+    d = 32
+    per_layer = 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (4 * d * d + 4 * d) + (4 * d * d + d)
+    assert block == 2 * per_layer
+    other = m.embed.weight.numel() + m.adapter.weight.numel() + 2 * d + (d * 6 + 6)
+    assert m.n_params() == block + other
+    # the parameter count does not depend on how many loops are run
+    x = torch.randint(0, 7, (2, 5))
+    for T in (1, 3, 9):
+        m(x, T)
+    assert m.n_params() == block + other
+
+
+@pytest.mark.parametrize("injection", ["none", "add", "adapter"])
+def test_last_loop_logits_equal_model_output(injection):
+    m = make(injection).eval()
+    x = torch.randint(0, 7, (3, 6))
+    all_logits, states = m(x, 5, all_loops=True, return_states=True)
+    assert all_logits.shape == (5, 3, 6, 6) and states.shape == (5, 3, 6, 32)
+    torch.testing.assert_close(all_logits[-1], m(x, 5))
+    torch.testing.assert_close(all_logits[2], m(x, 3))       # loop t of a T-loop run = a t-loop run
+
+
+def test_causal():
+    m = make().eval()
+    x = torch.randint(0, 7, (2, 8))
+    y = x.clone()
+    y[:, 5:] = (y[:, 5:] + 1) % 7
+    torch.testing.assert_close(m(x, 4)[:, :5], m(y, 4)[:, :5])
+
+
+def test_injection_changes_computation():
+    x = torch.randint(0, 7, (2, 6))
+    m_none, m_add = make("none").eval(), make("add").eval()
+    m_add.load_state_dict(m_none.state_dict())
+    assert not torch.allclose(m_none(x, 3), m_add(x, 3))
+    # adapter initialised to [I | I] is the additive injection at start
+    m_ad = make("adapter").eval()
+    sd = {k: v for k, v in m_ad.state_dict().items() if not k.startswith("adapter")}
+    m_add.load_state_dict(sd)
+    torch.testing.assert_close(m_ad(x, 3), m_add(x, 3))
+
+
+def test_presets():
+    assert PRESETS["s"]["n_layers"] == 2 and PRESETS["s"]["d_model"] == 128
+    assert PRESETS["m"]["n_layers"] == 2 and PRESETS["m"]["d_model"] == 256
+    assert PRESETS["l"]["n_layers"] == 4 and PRESETS["l"]["d_model"] == 512
+    m = LoopedTransformer(LoopConfig(vocab_size=25, n_classes=24, **PRESETS["s"]))
+    assert 0.35e6 < m.n_params() < 0.5e6          # ~0.43M, as the prototype's s-size model
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(d_model=30, n_heads=4), "d_model"), (dict(injection="concat"), "injection"),
+    (dict(n_layers=0), "n_layers"), (dict(n_heads=0), "n_heads")])
+def test_bad_config(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        LoopConfig(vocab_size=5, n_classes=4, **kw)
+
+
+def test_bad_T():
+    with pytest.raises(ValueError, match="T: "):
+        make()(torch.zeros(1, 3, dtype=torch.long), 0)
