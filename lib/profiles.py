@@ -1,7 +1,8 @@
 """Profiles: the numbers each section notebook runs with, in one place per section.
 
 `quick` is sized for a 2-core CPU (minutes, from an empty cache); `paper` holds the paper's grid
-(sizes s/m/l, several seeds, test lengths to 4x n_train) for a GPU. Both run the same code.
+(sizes s/m/l, several seeds, test lengths to 4x n_train) for a GPU; `smoke` is a seconds-long,
+meaningless-by-design run of the same code path, for pipeline tests. All run the same code.
 Notebooks call `check_params` first: a bad parameter fails there, before any work, naming the
 parameter, the value and what is allowed.
 """
@@ -12,7 +13,7 @@ from dataclasses import dataclass, replace
 from .model import PRESETS
 from .train import RunConfig
 
-PROFILES = ("quick", "paper")
+PROFILES = ("quick", "paper", "smoke")
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -55,12 +56,14 @@ class BudgetLawPlan:
 
 # The quick profile was settled by measurement (bench/quick_profile_search.py, results in
 # bench/results/quick_profile_search.jsonl and the issue's closing note).
-_QUICK_BASE = RunConfig(experiment="budget_law", task="S4", n_train=8, n_layers=1, d_model=64, n_heads=4,
+_QUICK_BASE = RunConfig(experiment="budget_law", task="S4", n_train=8, n_layers=2, d_model=64, n_heads=4,
                         injection="adapter", batch=128, lr=1e-3, warmup=100, max_steps=8000, polish_steps=300)
 _QUICK_T = (16, 8, 4, 2)           # demand n_train / T_train = 0.5, 1, 2, 4
 
 _PAPER_BASE = replace(_QUICK_BASE, n_train=16, batch=256, lr=3e-4, max_steps=40000, polish_steps=2000)
 _PAPER_T = (32, 16, 8, 4)
+_SMOKE_BASE = replace(_QUICK_BASE, experiment="smoke", task="S3", n_train=4, d_model=16, n_heads=2, batch=16,
+                      max_steps=30, warmup=5, eval_count=64)
 
 
 def budget_law(profile: str, seeds=(0,)) -> BudgetLawPlan:
@@ -68,6 +71,9 @@ def budget_law(profile: str, seeds=(0,)) -> BudgetLawPlan:
     if profile == "quick":
         runs = tuple(replace(_QUICK_BASE, T_train=T, seed=s) for T in _QUICK_T for s in seeds)
         return BudgetLawPlan(runs, n_long=2 * _QUICK_BASE.n_train, loops_factor=4, learned_acc=0.9, eval_count=512)
+    if profile == "smoke":
+        runs = tuple(replace(_SMOKE_BASE, T_train=T, seed=s) for T in (8, 4, 2, 1) for s in seeds)
+        return BudgetLawPlan(runs, n_long=8, loops_factor=2, learned_acc=0.0, eval_count=64)
     runs = tuple(replace(_PAPER_BASE, T_train=T, seed=s, **PRESETS[size])
                  for size in ("s", "m", "l") for T in _PAPER_T for s in seeds)
     return BudgetLawPlan(runs, n_long=4 * _PAPER_BASE.n_train, loops_factor=4, learned_acc=0.9, eval_count=1024)
@@ -75,3 +81,59 @@ def budget_law(profile: str, seeds=(0,)) -> BudgetLawPlan:
 
 def contract_label(cfg: RunConfig) -> str:
     return f"n={cfg.n_train} T={cfg.T_train} (demand {cfg.demand:g})"
+
+
+# ---------------------------------------------------------------------------------------------
+# 01 tail saturation and 02 tau calibration
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    streaming: tuple[RunConfig, ...]   # positive control: serial computation forced by the input schedule
+    shortcut: tuple[RunConfig, ...]    # shortcut control: a task with a constant-depth solution
+    free: tuple[RunConfig, ...]        # free-trained models (the budget-law runs)
+    test_ns: tuple[int, ...]           # lengths for tau against n
+    loops_factor: int                  # test loops = loops_factor * T_train * n / n_train
+    eval_count: int
+    patch_inputs: int                  # clean inputs per damage-cone grid
+    threshold: float                   # damage arrives where >= threshold of inputs flip
+    alpha: float                       # patch strength
+
+
+def calibration(profile: str, seeds=(0,)) -> CalibrationPlan:
+    check_params(profile, list(seeds))
+    free = budget_law(profile, seeds).runs
+    if profile == "smoke":
+        base = _SMOKE_BASE
+        return CalibrationPlan(
+            tuple(replace(base, experiment="smoke", schedule="streaming", T_train=base.n_train + 2, seed=s) for s in seeds),
+            tuple(replace(base, experiment="smoke", task="increment", T_train=4, seed=s) for s in seeds),
+            free, (2, 3, 4), 2, 64, 4, 0.5, 1.0)
+    base = _QUICK_BASE if profile == "quick" else _PAPER_BASE
+    n = base.n_train
+    streaming = tuple(replace(base, experiment="calibration", schedule="streaming", T_train=n + 2, seed=s)
+                      for s in seeds)
+    # LSB-first increment: y_i = x_i xor (x_1 = ... = x_{i-1} = 1). One attention read ("are all
+    # earlier bits 1?") computes every position at once, so a model that finds it settles every
+    # position in the same loop: tau flat in position and in n.
+    shortcut = tuple(replace(base, experiment="calibration", task="increment", n_train=2 * n, T_train=4, seed=s)
+                     for s in seeds)
+    test_ns = (4, 6, 8, 10, 12, 16) if profile == "quick" else (8, 12, 16, 24, 32, 48, 64)
+    return CalibrationPlan(streaming, shortcut, free, test_ns, 2, 512 if profile == "quick" else 1024,
+                           32, 0.5, 1.0)
+
+
+@dataclass(frozen=True)
+class TailPlan:
+    population: tuple[RunConfig, ...]   # every model whose tail metrics are read
+    ood_factor: int                     # OOD length = ood_factor * n_train, loops scaled alike
+    long_factor: int                    # loops for asymptotic alignment / Prop. 1 = long_factor * T_train
+    eval_count: int
+    probes: int                         # random directions for the Jacobian alignment
+
+
+def tail_saturation(profile: str, seeds=(0,)) -> TailPlan:
+    """The population: the budget-law runs and the calibration controls (all in the store already)."""
+    check_params(profile, list(seeds))
+    cal = calibration(profile, seeds)
+    population = cal.free + cal.streaming + cal.shortcut
+    return TailPlan(population, 2, 4, 256 if profile != "paper" else 1024, 4)

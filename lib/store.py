@@ -1,7 +1,7 @@
 """Content-addressed run store.
 
 A run lives in `outputs/runs/<experiment>/<hash>/`, where hash = sha256 of the run's config
-and `train.CODE_VERSION`. Files: `config.json`, `model.pt` (a plain state dict, loaded with
+(its non-default fields) and `train.CODE_VERSION`. Files: `config.json`, `model.pt` (a plain state dict, loaded with
 `weights_only=True`), `metrics.json`, and `DONE`, written last, holding the sha256 of
 `model.pt`. Every file is written to a temporary name and moved into place with `os.replace`,
 so a run without DONE is unfinished (its `checkpoint.pt` lets training resume) and is never
@@ -19,7 +19,7 @@ import torch
 from filelock import FileLock, Timeout
 
 from .model import LoopedTransformer
-from .train import CODE_VERSION, RunConfig, train
+from .train import CODE_VERSION, Diverged, RunConfig, train
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,7 +30,14 @@ def outputs_dir() -> Path:
 
 
 def config_hash(cfg: RunConfig) -> str:
-    blob = json.dumps({"config": cfg.to_dict(), "code_version": CODE_VERSION}, sort_keys=True)
+    """sha256 of the config's NON-DEFAULT fields and the code version.
+
+    Leaving default-valued fields out lets a later feature add a field (whose default keeps the old
+    behaviour) without orphaning every cached run. The price is a rule: a field's default never
+    changes (tests/test_train_store.py pins one hash to catch it)."""
+    defaults = RunConfig()
+    changed = {k: v for k, v in cfg.to_dict().items() if v != getattr(defaults, k)}
+    blob = json.dumps({"config": changed, "code_version": CODE_VERSION}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -44,6 +51,7 @@ class Run:
     model: LoopedTransformer
     metrics: dict
     path: Path
+    trained_here: bool = False     # True when this call trained it (False: read from the store)
 
 
 def _sha256(path: Path) -> str:
@@ -106,14 +114,112 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
         raise FileNotFoundError(f"run: {cfg.experiment}/{config_hash(cfg)} is not in the store and "
                                 "train_if_missing=False")
     d = run_dir(cfg)
+    if (d / "FAILED").exists():
+        raise RuntimeError(f"run: {d} failed before: {json.loads((d / 'FAILED').read_text())['error']} "
+                           f"(delete {d / 'FAILED'} to retry)")
     d.mkdir(parents=True, exist_ok=True)
+    # fcntl lock: the kernel releases it when its holder dies, so a dead trainer never leaves a
+    # stale lock behind (the empty .lock file may stay; it is not a lock by itself).
     try:
         with FileLock(str(d) + ".lock", timeout=lock_timeout):
             if is_done(cfg):                 # another process finished it while we waited
                 return load_run(cfg)
-            model, metrics = train(cfg, workdir=d, progress=progress)
+            try:
+                model, metrics = train(cfg, workdir=d, progress=progress)
+            except Diverged as err:
+                _atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
+                raise
             save_run(cfg, model, metrics)
     except Timeout:
         raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training {d}; "
-                           f"remove {d}.lock if no such process exists") from None
-    return load_run(cfg)
+                           f"is another process still training it?") from None
+    run = load_run(cfg)
+    run.trained_here = True
+    return run
+
+
+def verify() -> list[str]:
+    """Check every finished run: weights match DONE's sha256 and load as plain tensors."""
+    problems = []
+    for done in sorted((outputs_dir() / "runs").glob("*/*/DONE")):
+        d = done.parent
+        try:
+            cfg = RunConfig.from_dict(json.loads((d / "config.json").read_text()))
+            if d.name != config_hash(cfg):
+                raise ValueError(f"directory name is not the hash of its config ({config_hash(cfg)})")
+            load_run(cfg)
+        except Exception as err:      # report every bad run, then fail
+            problems.append(f"{d.relative_to(outputs_dir())}: {err}")
+    return problems
+
+
+def _plan_configs(section: str, profile: str, seeds) -> list[RunConfig]:
+    from . import profiles
+    def calibration():
+        plan = profiles.calibration(profile, seeds)
+        return plan.streaming + plan.shortcut
+    plans = {"budget_law": lambda: profiles.budget_law(profile, seeds).runs, "calibration": calibration}
+    if section not in plans:
+        raise ValueError(f"section: unknown {section!r}; allowed: {sorted(plans)}")
+    return list(plans[section]())
+
+
+def main(argv=None) -> int:
+    """`python -m lib.store train <section> [--profile quick] [--shard i/k]`: fill the store for a
+    section's plan (k processes can split it with --shard), or `python -m lib.store list`."""
+    import argparse
+    import time
+    ap = argparse.ArgumentParser(prog="python -m lib.store")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train", help="train every missing run of a section's plan")
+    t.add_argument("section")
+    t.add_argument("--profile", default="quick")
+    t.add_argument("--seeds", default="0", help="comma-separated seeds")
+    t.add_argument("--shard", default="0/1", help="i/k: this process trains runs i, i+k, ...")
+    t.add_argument("--threads", type=int, default=1)
+    r = sub.add_parser("run", help="get or train one run given as a JSON RunConfig")
+    r.add_argument("--config", required=True, help="JSON object of RunConfig fields")
+    r.add_argument("--lock-timeout", type=float, default=3600.0)
+    sub.add_parser("list", help="list finished and running runs")
+    sub.add_parser("verify", help="check every finished run's weights against its recorded sha256")
+    a = ap.parse_args(argv)
+    if a.cmd == "run":
+        torch.set_num_threads(1)
+        cfg = RunConfig.from_dict(json.loads(a.config))
+        t0 = time.time()
+        run = get_or_train(cfg, lock_timeout=a.lock_timeout)
+        print(json.dumps({"path": str(run.path), "trained_here": run.trained_here, "start": t0, "end": time.time()}))
+        return 0
+    if a.cmd == "verify":
+        problems = verify()
+        for p in problems:
+            print(p)
+        n = len(list((outputs_dir() / "runs").glob("*/*/DONE")))
+        print(f"{n} finished runs checked, {len(problems)} problems")
+        return 1 if problems else 0
+    if a.cmd == "list":
+        for d in sorted(p for p in (outputs_dir() / "runs").glob("*/*") if p.is_dir()):
+            name = d.relative_to(outputs_dir())
+            if (d / "DONE").exists():
+                m = json.loads((d / "metrics.json").read_text())
+                print(f"{name}  done     steps {m['steps']:6d}  seq_acc {m['final_eval']['seq_acc']:.3f}")
+            elif (d / "checkpoint.pt").exists():
+                c = torch.load(d / "checkpoint.pt", weights_only=True)
+                last = c["log"][-1] if c["log"] else {}
+                print(f"{name}  running  step  {c['step']:6d}  length {c['curriculum']['length']}  "
+                      f"loss {last.get('loss', float('nan')):.3f}")
+        return 0
+    i, k = (int(x) for x in a.shard.split("/"))
+    torch.set_num_threads(a.threads)
+    cfgs = _plan_configs(a.section, a.profile, [int(s) for s in a.seeds.split(",")])
+    for cfg in cfgs[i::k]:
+        t0 = time.time()
+        run = get_or_train(cfg, progress=True)
+        print(json.dumps({"run": str(run.path.relative_to(outputs_dir())), "T_train": cfg.T_train,
+                          "seed": cfg.seed, "steps": run.metrics["steps"], "wall_s": round(time.time() - t0, 1),
+                          "seq_acc": run.metrics["final_eval"]["seq_acc"]}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -27,7 +27,7 @@ from .model import INJECTIONS, LoopConfig, LoopedTransformer
 # Bump when a change alters what training produces for an unchanged config: it enters every
 # run's hash, so stale cached runs are never read as current ones.
 CODE_VERSION = "1"
-SCHEDULES = ("fixed", "log")
+SCHEDULES = ("fixed", "log", "streaming")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class RunConfig:
     task: str = "S4"
     n_train: int = 8
     T_train: int = 8
-    schedule: str = "fixed"          # "fixed": T_train every step; "log": ceil(log2 n) + 3 + U{-1,0,1}
+    schedule: str = "fixed"          # "fixed": T_train every step; "log": ceil(log2 n) + 3 + U{-1,0,1};
+                                     # "streaming": token i revealed at loop i-1, T = n + 2 (T_train = n_train + 2)
     # model
     n_layers: int = 1
     d_model: int = 64
@@ -79,6 +80,9 @@ class RunConfig:
             raise ValueError(f"lengths: unknown {self.lengths!r}; allowed: {tasks_mod.LENGTH_DISTRIBUTIONS}")
         if self.injection not in INJECTIONS:
             raise ValueError(f"injection: unknown {self.injection!r}; allowed: {INJECTIONS}")
+        if self.schedule == "streaming" and self.T_train != self.n_train + 2:
+            raise ValueError(f"T_train: the streaming schedule needs T_train = n_train + 2 = {self.n_train + 2}, "
+                             f"got {self.T_train}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
         for name, lo in (("lr", "positive"), ("clip", "positive"), ("weight_decay", "non-negative")):
@@ -93,6 +97,10 @@ class RunConfig:
                 raise ValueError(f"{name}: must be in (0, 1], got {v!r}")
         if not self.experiment or not all(c.isalnum() or c in "-_" for c in self.experiment):
             raise ValueError(f"experiment: must be a non-empty name of letters, digits, '-' or '_', got {self.experiment!r}")
+
+    @property
+    def streaming(self) -> bool:
+        return self.schedule == "streaming"
 
     @property
     def demand(self) -> float:
@@ -119,10 +127,22 @@ class RunConfig:
         return cls(**d)
 
 
+class Diverged(FloatingPointError):
+    """The loss became NaN or inf: training stops at once and says where it can restart from."""
+
+    def __init__(self, step: int, loss: float, last_finite_loss: float, checkpoint: Path | None):
+        self.step, self.loss, self.last_finite_loss, self.checkpoint = step, loss, last_finite_loss, checkpoint
+        where = f"last good checkpoint: {checkpoint}" if checkpoint else "no checkpoint written yet"
+        super().__init__(f"training diverged: loss {loss} at step {step} (last finite loss {last_finite_loss:.4g}); "
+                         f"{where}")
+
+
 def loops_for(cfg: RunConfig, n: int, generator: torch.Generator) -> int:
     """The contract's loop schedule for a batch of length n."""
     if cfg.schedule == "fixed":
         return cfg.T_train
+    if cfg.schedule == "streaming":
+        return n + 2
     base = math.ceil(math.log2(max(n, 2))) + 3
     return max(1, base + int(torch.randint(-1, 2, (1,), generator=generator)))
 
@@ -143,10 +163,11 @@ def _lr_at(cfg: RunConfig, step: int, polish_start: int | None) -> float:
 
 
 @torch.no_grad()
-def evaluate(model: LoopedTransformer, task: tasks_mod.Task, n: int, T: int, count: int, seed: int) -> dict:
+def evaluate(model: LoopedTransformer, task: tasks_mod.Task, n: int, T: int, count: int, seed: int,
+             streaming: bool = False) -> dict:
     """Accuracy at length n after T loops on a fixed seeded test set."""
     tokens, labels = tasks_mod.test_set(task, n, count, seed)
-    pred = model(tokens, T).argmax(-1)[:, 1:]
+    pred = model(tokens, T, streaming=streaming).argmax(-1)[:, 1:]
     correct = pred == labels[:, 1:]
     return {"n": n, "T": T, "token_acc": correct.float().mean().item(),
             "seq_acc": correct.all(1).float().mean().item(),
@@ -157,7 +178,7 @@ def _progress(total: int, enabled: bool, desc: str):
     if not enabled:
         return None
     from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, leave=False)
+    return tqdm(total=total, desc=desc, leave=False, mininterval=2.0)
 
 
 def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False):
@@ -169,33 +190,40 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False):
     data_gen = torch.Generator().manual_seed(cfg.seed)
     curriculum = tasks_mod.LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
                                             cfg.promote_acc, cfg.first_acc)
-    step, polish_start, log = 0, None, []
+    step, polish_start, log, window_loss = 0, None, [], []
+    last_finite_loss = float("nan")
     ckpt_path = Path(workdir) / "checkpoint.pt" if workdir is not None else None
     if ckpt_path is not None and ckpt_path.exists():
         state = torch.load(ckpt_path, weights_only=True)
-        model.load_state_dict(state["model"])
+        try:
+            model.load_state_dict(state["model"])
+        except RuntimeError as err:
+            raise ValueError(f"checkpoint: {ckpt_path} does not match this config's model; "
+                             f"delete it to start over ({str(err).splitlines()[0]})") from None
         opt.load_state_dict(state["optimizer"])
         data_gen.set_state(state["data_rng"])
         torch.set_rng_state(state["torch_rng"])
         curriculum.load_state_dict(state["curriculum"])
         step, polish_start, log = state["step"], state["polish_start"], state["log"]
+        window_loss = list(state.get("window_loss", []))
 
     bar = _progress(cfg.max_steps, progress, f"{cfg.task} n={cfg.n_train} T={cfg.T_train} seed={cfg.seed}")
     if bar is not None:
         bar.update(step)
     model.train()
-    window_loss = []
     while step < cfg.max_steps and not (polish_start is not None and step >= polish_start + cfg.polish_steps):
         n = tasks_mod.draw_length(cfg.lengths, curriculum.length, data_gen, min_len=cfg.curriculum_start)
         tokens, labels = task.sample(cfg.batch, n, data_gen)
         T = loops_for(cfg, n, data_gen)
         for g in opt.param_groups:
             g["lr"] = _lr_at(cfg, step, polish_start)
-        logits = model(tokens, T)
+        logits = model(tokens, T, streaming=cfg.streaming)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
                                ignore_index=tasks_mod.IGNORE)
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"loss became {loss.item()} at step {step}")
+            raise Diverged(step, loss.item(), last_finite_loss,
+                           ckpt_path if ckpt_path is not None and ckpt_path.exists() else None)
+        last_finite_loss = loss.item()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
@@ -216,21 +244,21 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False):
             bar.update(1)
             bar.set_postfix(length=curriculum.length, loss=f"{loss.item():.3f}")
         if ckpt_path is not None and step % cfg.checkpoint_every == 0:
-            _save_checkpoint(ckpt_path, model, opt, data_gen, curriculum, step, polish_start, log)
+            _save_checkpoint(ckpt_path, model, opt, data_gen, curriculum, step, polish_start, log, window_loss)
     if bar is not None:
         bar.close()
     model.eval()
-    final = evaluate(model, task, cfg.n_train, cfg.T_train, cfg.eval_count, cfg.seed)
+    final = evaluate(model, task, cfg.n_train, cfg.T_train, cfg.eval_count, cfg.seed, cfg.streaming)
     metrics = {"steps": step, "reached_length": curriculum.length, "curriculum_done": curriculum.done,
                "polished": polish_start is not None, "promotions": curriculum.promotions,
                "final_eval": final, "log": log, "n_params": model.n_params()}
     return model, metrics
 
 
-def _save_checkpoint(path, model, opt, data_gen, curriculum, step, polish_start, log):
+def _save_checkpoint(path, model, opt, data_gen, curriculum, step, polish_start, log, window_loss):
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "data_rng": data_gen.get_state(),
              "torch_rng": torch.get_rng_state(), "curriculum": curriculum.state_dict(), "step": step,
-             "polish_start": polish_start, "log": log}
+             "polish_start": polish_start, "log": log, "window_loss": list(window_loss)}
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     torch.save(state, tmp)
     os.replace(tmp, path)

@@ -80,7 +80,7 @@ for r in runs:
           f"v(frontier) {t.v_frontier:5.2f}  law {c.demand:4.2f}  tau: {np.round(t.tau_curve, 1).tolist()}")
 
 # %%
-learned = {c: t for c, t in measured.items() if t.solved_fraction >= plan.learned_acc}
+learned = {c: t for c, t in measured.items() if t.n_solved > 0 and t.solved_fraction >= plan.learned_acc}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 plots.tau_curves({profiles.contract_label(c): t for c, t in learned.items()}, ax=axes[0])
 plots.frontiers({profiles.contract_label(c): t for c, t in learned.items()}, ax=axes[1])
@@ -90,14 +90,16 @@ plt.show()
 # %% [markdown]
 # ## The exponent of v against demand
 # Only learned contracts enter the fit: a contract the model never solved has no frontier to read.
+# Printed below, whatever the outcome.
 
 # %%
 demands = np.array([c.demand for c in measured])
 v_tau = np.array([t.v_tau.v for t in measured.values()])
 v_front = np.array([t.v_frontier for t in measured.values()])
 is_learned = np.array([c in learned for c in measured])
-fit = head.budget_exponent(demands[is_learned], v_tau[is_learned]) if is_learned.sum() >= 2 else None
-fit_front = head.budget_exponent(demands[is_learned], v_front[is_learned]) if is_learned.sum() >= 2 else None
+usable = is_learned & np.isfinite(v_tau) & np.isfinite(v_front)     # a flat tau has no finite speed
+fit = head.budget_exponent(demands[usable], v_tau[usable]) if usable.sum() >= 2 else None
+fit_front = head.budget_exponent(demands[usable], v_front[usable]) if usable.sum() >= 2 else None
 fig, ax = plt.subplots(figsize=(5, 4))
 plots.speed_vs_demand(demands, v_tau, fit, ax=ax, learned=is_learned)
 plots.save(fig, "03_budget_law_speed_vs_demand")

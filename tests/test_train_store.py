@@ -7,6 +7,7 @@ import torch
 from lib import store
 from lib.train import RunConfig, train
 
+PINNED_HASH = "98076558198029ef"
 TINY = dict(experiment="test", task="S3", n_train=3, T_train=3, n_layers=1, d_model=16, n_heads=2,
             batch=16, max_steps=40, warmup=5, checkpoint_every=10, eval_count=32)
 
@@ -33,6 +34,7 @@ def test_resume_from_checkpoint_matches_uninterrupted(tmp_path):
     assert (tmp_path / "checkpoint.pt").exists()
     resumed, metrics = train(RunConfig(**TINY), workdir=tmp_path)
     assert metrics["steps"] == 40
+    assert metrics == train(RunConfig(**TINY))[1]          # the training log too, not only the weights
     for k, v in full.state_dict().items():
         assert torch.equal(v, resumed.state_dict()[k]), k
 
@@ -54,6 +56,11 @@ def test_hash_depends_on_config_and_code_version(monkeypatch):
     h = store.config_hash(a)
     monkeypatch.setattr(store, "CODE_VERSION", "other")
     assert store.config_hash(a) != h
+
+
+def test_hash_is_pinned():
+    # Changing a RunConfig default or the hash scheme orphans every committed run: this pin makes it loud.
+    assert store.config_hash(RunConfig(**TINY)) == PINNED_HASH
 
 
 def test_interrupted_write_is_never_read_as_done(store_root, monkeypatch):

@@ -27,9 +27,9 @@ from ..tasks import Task, test_set
 
 
 @torch.no_grad()
-def loop_predictions(model, tokens: torch.Tensor, T: int) -> torch.Tensor:
+def loop_predictions(model, tokens: torch.Tensor, T: int, streaming: bool = False) -> torch.Tensor:
     """(T, B, n) decoded outputs after every loop, BOS position dropped."""
-    return model(tokens, T, all_loops=True).argmax(-1)[:, :, 1:]
+    return model(tokens, T, all_loops=True, streaming=streaming).argmax(-1)[:, :, 1:]
 
 
 def convergence_times(preds: torch.Tensor | np.ndarray) -> np.ndarray:
@@ -115,10 +115,11 @@ def measure(preds: np.ndarray, labels: np.ndarray, q: float = 0.9) -> TauResult:
                      speed_from_frontier(F, n))
 
 
-def tau(model, task: Task, n: int, T: int, count: int = 512, seed: int = 0, q: float = 0.9) -> TauResult:
+def tau(model, task: Task, n: int, T: int, count: int = 512, seed: int = 0, q: float = 0.9,
+        streaming: bool = False) -> TauResult:
     """tau(n, i) and both speed estimates for `model` on `count` seeded test words of length n."""
     tokens, labels = test_set(task, n, count, seed)
-    return measure(loop_predictions(model, tokens, T).numpy(), labels[:, 1:].numpy(), q)
+    return measure(loop_predictions(model, tokens, T, streaming).numpy(), labels[:, 1:].numpy(), q)
 
 
 def halting_loops(n: int, v_hat: float) -> int:
@@ -188,8 +189,9 @@ class LoopAccuracy:
 
 
 @torch.no_grad()
-def accuracy_by_loops(model, task: Task, n: int, T_max: int, count: int = 512, seed: int = 0) -> LoopAccuracy:
+def accuracy_by_loops(model, task: Task, n: int, T_max: int, count: int = 512, seed: int = 0,
+                      streaming: bool = False) -> LoopAccuracy:
     """Accuracy after every test-time loop 1..T_max (one forward pass): rescue and overthinking."""
     tokens, labels = test_set(task, n, count, seed)
-    correct = loop_predictions(model, tokens, T_max).numpy() == labels[:, 1:].numpy()[None]
+    correct = loop_predictions(model, tokens, T_max, streaming).numpy() == labels[:, 1:].numpy()[None]
     return LoopAccuracy(n, correct.all(2).mean(1), correct.mean(1))

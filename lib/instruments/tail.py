@@ -1,0 +1,159 @@
+"""Tail instruments (Paper A §4, App. C): what standard instruments read at the END of the loop.
+
+Paper A's point (Proposition 1): a trained loop converges to a fixed point h* of G(h) = F(h, e);
+after it is reached every tail instrument saturates, so none can see how the computation got there.
+
+Definitions used here (the paper leaves the exact forms open):
+- skip-k output preservation: the fraction of inputs whose decoded output after T - k loops equals
+  the output after T loops (dropping k loops after the fixed point; with tied weights "dropping
+  loops" and "running fewer" are the same program).
+- Jacobian alignment of J_t = dh^{t+1}/dh^t: for m random unit probe directions u (over a whole
+  input's state, N x d), the mean cosine similarity between J_t u and J_{t+1} u, computed with
+  Jacobian-vector products (`torch.func.jvp`: one forward-mode pass per probe, no full Jacobian).
+- cross-step representation similarity: mean cosine between h^t and h^{t+1} per (input, position),
+  and linear CKA (Kornblith et al. 2019) between the (inputs x positions, d) matrices of h^t and h^{t+1}.
+- asymptotic alignment (path independence; Anil et al. 2022, "Path Independent Equilibrium Models
+  Can Better Exploit Test-Time Computation", their AA score): run the loop for `T_long` loops from
+  the usual start h^0 = e and from a random start (Gaussian of the same per-position norm), and take
+  the mean cosine similarity of the two final states per (input, position). Near 1: the end state
+  does not depend on the path. Anil et al. compare a zero and a random initialisation; our model
+  starts from the embedding, so the embedding start stands in for their zero start.
+- Proposition 1, numerically: after the first loop tau* from which the state moves by less than
+  `tol` (relative), check (i) skip-k preservation, (ii) ||J_t u - J_{t'} u|| / ||J_t u|| for t, t' >= tau*,
+  (iii) features of a fixed dictionary (PCA of states, fitted once) at t and t'.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.func import jvp as _jvp
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def jvp(f, primals, tangents):
+    # The fused CPU attention kernel has no forward-mode derivative; the math kernel computes the
+    # same attention and has one. torch's first forward-mode call loads decompositions through
+    # torch.jit.script, which warns about its own deprecation: not ours to act on.
+    with sdpa_kernel([SDPBackend.MATH]), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*torch.jit.script.*", category=DeprecationWarning)
+        return _jvp(f, primals, tangents)
+
+
+@torch.no_grad()
+def skip_k_preservation(model, tokens: torch.Tensor, T: int, k: int = 1, streaming: bool = False,
+                        only: torch.Tensor | None = None) -> float:
+    """Fraction of inputs (optionally only those in the bool mask `only`) whose decoded outputs
+    after T - k loops equal those after T loops, at every position."""
+    if not 1 <= k < T:
+        raise ValueError(f"k: must satisfy 1 <= k < T={T}, got {k}")
+    preds = model(tokens, T, all_loops=True, streaming=streaming).argmax(-1)[:, :, 1:]
+    same = (preds[T - 1 - k] == preds[T - 1]).all(-1)
+    if only is not None:
+        same = same[only]
+    return float(same.float().mean()) if len(same) else float("nan")
+
+
+def _step_fn(model, e):
+    return lambda h: model.step(h, e)
+
+
+def jacobian_alignment(model, tokens: torch.Tensor, T: int, probes: int = 4, seed: int = 0) -> np.ndarray:
+    """(T - 1,) mean cosine between J_t u and J_{t+1} u over probes u, for t = 1..T-1 (J_t at h^t)."""
+    states = _states(model, tokens, T)                          # h^1..h^T
+    e = model.embed(tokens).detach()
+    g = torch.Generator().manual_seed(seed)
+    us = [torch.randn(states[0].shape, generator=g) for _ in range(probes)]
+    us = [u / u.flatten(1).norm(dim=1)[:, None, None] for u in us]
+    out = []
+    prev = None
+    for t in range(T):
+        ju = [jvp(_step_fn(model, e), (states[t],), (u,))[1].detach() for u in us]
+        if prev is not None:
+            cos = [torch.nn.functional.cosine_similarity(a.flatten(1), b.flatten(1), dim=1).mean() for a, b in zip(prev, ju)]
+            out.append(float(torch.stack(cos).mean()))
+        prev = ju
+    return np.array(out)
+
+
+@torch.no_grad()
+def _states(model, tokens, T, streaming=False, h0=None) -> torch.Tensor:
+    return model(tokens, T, return_states=True, streaming=streaming, h0=h0)[1]
+
+
+def linear_cka(X: torch.Tensor, Y: torch.Tensor) -> float:
+    """Linear CKA between two (samples, features) matrices (Kornblith et al. 2019)."""
+    X = X - X.mean(0)
+    Y = Y - Y.mean(0)
+    hsic = (Y.T @ X).norm() ** 2
+    return float(hsic / ((X.T @ X).norm() * (Y.T @ Y).norm()))
+
+
+def cross_step_similarity(model, tokens: torch.Tensor, T: int, streaming: bool = False) -> dict:
+    """cosine and CKA between h^t and h^{t+1}, for t = 1..T-1: arrays of length T - 1."""
+    s = _states(model, tokens, T, streaming)[:, :, 1:]           # drop BOS
+    cos = torch.nn.functional.cosine_similarity(s[:-1], s[1:], dim=-1).mean((1, 2))
+    flat = s.reshape(T, -1, s.shape[-1])
+    cka = [linear_cka(flat[t], flat[t + 1]) for t in range(T - 1)]
+    return {"cosine": cos.numpy(), "cka": np.array(cka)}
+
+
+def asymptotic_alignment(model, tokens: torch.Tensor, T_long: int, seed: int = 0) -> float:
+    """Anil et al.'s AA score: cos(h^T from h^0 = e, h^T from a random h^0), averaged."""
+    e = model.embed(tokens).detach()
+    g = torch.Generator().manual_seed(seed)
+    r = torch.randn(e.shape, generator=g)
+    r = r / r.norm(dim=-1, keepdim=True) * e.norm(dim=-1, keepdim=True)
+    a = _states(model, tokens, T_long)[-1]
+    b = _states(model, tokens, T_long, h0=r)[-1]
+    return float(torch.nn.functional.cosine_similarity(a[:, 1:], b[:, 1:], dim=-1).mean())
+
+
+def fixed_point_loop(states: torch.Tensor, tol: float = 1e-3) -> int | None:
+    """First loop t (1-indexed) with ||h^{t+1} - h^t|| <= tol ||h^t|| for every later step; None if never."""
+    rel = ((states[1:] - states[:-1]).flatten(1).norm(dim=1) / states[:-1].flatten(1).norm(dim=1)).numpy()
+    ok = rel <= tol
+    stays = np.flip(np.cumprod(np.flip(ok)))
+    if not stays.any():
+        return None
+    return int(len(ok) - stays.sum() + 1)
+
+
+@dataclass
+class Prop1Check:
+    tau_star: int | None      # loop from which the state is fixed (relative step <= tol)
+    T: int
+    skip_preservation: float  # skip-k preservation, k = T - tau_star (the largest skip the proposition allows)
+    jacobian_change: float    # max over t, t' >= tau_star of ||J_t u - J_t' u|| / ||J_t u||
+    feature_change: float     # max over t >= tau_star of ||z_t - z_tau*|| / ||z_tau*|| for PCA features z
+    holds: bool
+
+
+def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes: int = 2,
+                 n_features: int = 8, seed: int = 0) -> Prop1Check:
+    """Check Proposition 1's three statements numerically on one batch of inputs."""
+    states = _states(model, tokens, T)
+    tau_star = fixed_point_loop(states, tol)
+    if tau_star is None or tau_star >= T:
+        return Prop1Check(tau_star, T, float("nan"), float("nan"), float("nan"), False)
+    k = T - tau_star
+    preserved = skip_k_preservation(model, tokens, T, k)
+    e = model.embed(tokens).detach()
+    g = torch.Generator().manual_seed(seed)
+    jac_change = 0.0
+    for _ in range(probes):
+        u = torch.randn(states[0].shape, generator=g)
+        ref = jvp(_step_fn(model, e), (states[tau_star - 1],), (u,))[1].detach()
+        for t in range(tau_star, T):
+            ju = jvp(_step_fn(model, e), (states[t],), (u,))[1].detach()
+            jac_change = max(jac_change, float((ju - ref).norm() / ref.norm()))
+    X = states[tau_star - 1].reshape(-1, states.shape[-1])
+    mean = X.mean(0)
+    V = torch.linalg.svd(X - mean, full_matrices=False).Vh[:n_features].T     # PCA directions, fixed once
+    z_ref = (X - mean) @ V
+    feat_change = max(float(((states[t].reshape(-1, X.shape[1]) - mean) @ V - z_ref).norm() / z_ref.norm())
+                      for t in range(tau_star - 1, T))
+    holds = preserved == 1.0 and jac_change <= 10 * tol and feat_change <= 10 * tol
+    return Prop1Check(tau_star, T, preserved, jac_change, feat_change, holds)

@@ -1,0 +1,144 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-papermill,-execution,-ExecuteTime
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -papermill,-widgets,-varInspector
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Tail instruments saturate at the fixed point (Paper A §4, App. C)
+#
+# **Claim.** A trained loop converges to a fixed point, and every instrument that reads the end of
+# the loop saturates there (Proposition 1): skipping loops after the fixed point changes nothing,
+# the step Jacobian stops changing, a fixed feature dictionary reads identical features. So tail
+# metrics cannot see the algorithm: single-step skip preservation is exact, Jacobian alignment is
+# uniformly high, and **no tail metric tracks out-of-distribution accuracy**.
+#
+# **How we test it.** A population of trained models from the store (the budget-law contracts and
+# the two calibration controls: different tasks, contracts and schedules, so their length
+# generalization differs widely). For each: the tail metrics in distribution, the OOD accuracy at
+# twice the training length (with twice the loops), their rank correlations with bootstrap
+# intervals, and Proposition 1 checked numerically. Definitions: `lib/instruments/tail.py`.
+
+# %% tags=["parameters"]
+PROFILE = "quick"
+SEEDS = [0]
+DEVICE = "auto"
+TRAIN_IF_MISSING = True
+PROGRESS = False
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from lib import claims, plots, profiles, stats, store, tasks
+from lib.instruments import head, tail
+
+profiles.check_params(PROFILE, SEEDS, DEVICE)
+plan = profiles.tail_saturation(PROFILE, SEEDS)
+runs = [store.get_or_train(c, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING) for c in plan.population]
+print(f"profile {PROFILE}: population of {len(runs)} models")
+
+# %% [markdown]
+# ## Tail metrics and OOD accuracy per model
+# In distribution (`n_train`, `T_train`): skip-1 preservation on solved inputs; Jacobian alignment
+# (mean over loops of cos(J_t u, J_{t+1} u)); cross-step cosine and CKA of h^t, h^{t+1} at the last
+# step; asymptotic alignment after `long_factor × T_train` loops. OOD: sequence accuracy at
+# `2 n_train` with `2 T_train` loops (streaming models get their own `T = n + 2`).
+
+# %%
+rows = []
+for run in runs:
+    c = run.config
+    task = c.task_obj()
+    tokens, labels = tasks.test_set(task, c.n_train, plan.eval_count, seed=7000 + c.seed)
+    with torch.no_grad():
+        pred = run.model(tokens, c.T_train, streaming=c.streaming).argmax(-1)
+    solved = (pred[:, 1:] == labels[:, 1:]).all(1)
+    sim = tail.cross_step_similarity(run.model, tokens, c.T_train, streaming=c.streaming)
+    n_ood = plan.ood_factor * c.n_train
+    T_ood = n_ood + 2 if c.streaming else plan.ood_factor * c.T_train
+    ood = head.accuracy_by_loops(run.model, task, n_ood, T_ood, count=plan.eval_count, seed=8000,
+                                 streaming=c.streaming).at(T_ood)
+    rows.append(dict(
+        model=f"{c.task} n={c.n_train} T={c.T_train} {c.schedule}", in_acc=float(solved.float().mean()), ood_acc=ood,
+        skip1=tail.skip_k_preservation(run.model, tokens, c.T_train, 1, streaming=c.streaming, only=solved),
+        jac_align=float(np.mean(tail.jacobian_alignment(run.model, tokens[:32], c.T_train, probes=plan.probes))),
+        cosine=float(sim["cosine"][-1]), cka=float(sim["cka"][-1]),
+        aa=tail.asymptotic_alignment(run.model, tokens[:64], plan.long_factor * c.T_train)))
+print(f"{'model':34s} {'in acc':>6s} {'OOD acc':>7s} {'skip-1':>6s} {'J-align':>7s} {'cos':>6s} {'CKA':>6s} {'AA':>6s}")
+for r in rows:
+    print(f"{r['model']:34s} {r['in_acc']:6.2f} {r['ood_acc']:7.3f} {r['skip1']:6.2f} {r['jac_align']:7.3f} "
+          f"{r['cosine']:6.3f} {r['cka']:6.3f} {r['aa']:6.3f}")
+
+# %% [markdown]
+# ## Does any tail metric track OOD accuracy?
+# Spearman's rho over the population with 95 % bootstrap intervals. With few models the intervals
+# are wide: an interval that covers 0 means "no evidence of tracking".
+
+# %%
+metrics = ["skip1", "jac_align", "cosine", "cka", "aa"]
+ood = np.array([r["ood_acc"] for r in rows])
+corr = {m: stats.spearman([r[m] for r in rows], ood) for m in metrics}
+for m, e in corr.items():
+    print(f"{m:10s} rho vs OOD accuracy: {e}")
+
+fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3), sharey=True)
+for ax, m in zip(axes, metrics):
+    ax.scatter([r[m] for r in rows], ood)
+    ax.set_xlabel(m)
+    ax.set_title(f"rho {corr[m].value:+.2f}" if np.isfinite(corr[m].value) else "rho undefined (constant)")
+axes[0].set_ylabel("OOD sequence accuracy")
+plots.save(fig, "01_tail_saturation_metrics_vs_ood")
+plt.show()
+
+# %% [markdown]
+# ## Proposition 1 on the trained models
+# Run `long_factor × T_train` loops, find the loop tau* after which the state moves by less than
+# 0.1 % per loop, and check: skipping the remaining loops preserves every output; the step
+# Jacobian (probed) no longer changes; PCA features of the state no longer change.
+
+# %%
+prop1 = []
+for run in runs:
+    c = run.config
+    if c.streaming:
+        continue    # the streaming schedule reveals tokens late: its loop is not one fixed map G
+    tokens, _ = tasks.test_set(c.task_obj(), c.n_train, 64, seed=9000)
+    check = tail.proposition1(run.model, tokens, plan.long_factor * c.T_train, tol=1e-3)
+    prop1.append(check)
+    print(f"{c.task} n={c.n_train} T={c.T_train}: fixed point from loop {check.tau_star} of {check.T}; "
+          f"skip preservation {check.skip_preservation:.2f}, Jacobian change {check.jacobian_change:.4f}, "
+          f"feature change {check.feature_change:.4f} -> {'holds' if check.holds else 'does not hold'}")
+
+# %% [markdown]
+# ## Summary and verdict
+
+# %%
+solved_rows = [r for r in rows if r["in_acc"] >= 0.9]
+results = {
+    "skip1_min": round(min(r["skip1"] for r in solved_rows), 3) if solved_rows else None,
+    "jac_align_min": round(min(r["jac_align"] for r in solved_rows), 3) if solved_rows else None,
+    "tail_max_abs_rho_significant": int(sum(1 for e in corr.values()
+                                            if np.isfinite(e.value) and (e.low > 0 or e.high < 0))),
+    "tail_rho": {m: (round(e.value, 2) if np.isfinite(e.value) else None) for m, e in corr.items()},
+    "ood_acc_range": [round(float(ood.min()), 3), round(float(ood.max()), 3)],
+    "prop1_holds": f"{sum(p.holds for p in prop1)}/{len(prop1)}",
+    "prop1_fraction": round(sum(p.holds for p in prop1) / len(prop1), 3) if prop1 else None,
+}
+claims.record("01_tail_saturation", results, PROFILE)
+print(f"PROFILE {PROFILE}")
+for key in ("skip1_min", "jac_align_min", "tail_max_abs_rho_significant", "prop1_fraction"):
+    cl = claims.claim(key)
+    print(f"{key:30s} ours {results[key]!s:6s} paper {cl.paper:22s} -> {claims.verdict(cl, results[key])}")
+print("OOD accuracy range over the population:", results["ood_acc_range"])
+print("Proposition 1 holds on:", results["prop1_holds"])
