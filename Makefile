@@ -5,7 +5,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all test notebooks bench
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all test notebooks bench chromium
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,10 +15,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 all: $(STAMP)
-	$(PY) -m lib.run_all --profile quick
+	LOOPS_HEADLESS=1 $(PY) -m lib.run_all --profile quick
 
-test: $(STAMP)
-	OMP_NUM_THREADS=1 $(PY) -m pytest tests notebooks/00_quickstart.ipynb notebooks/03_budget_law.ipynb \
+# the browser test drives Debian's Chromium (no browser download)
+chromium:
+	@command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium >/dev/null)
+
+test: $(STAMP) chromium
+	LOOPS_HEADLESS=1 OMP_NUM_THREADS=1 $(PY) -m pytest tests notebooks/0*.ipynb \
 		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # developers: re-execute the committed notebooks in place after editing their .py sources

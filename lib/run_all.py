@@ -63,6 +63,7 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 03")
     a = ap.parse_args(argv)
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    os.environ.setdefault("LOOPS_HEADLESS", "1")      # notebooks skip their slider cells in batch runs
     run(a.profile, a.in_place, a.only)
 
 

@@ -138,6 +138,43 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
     return run
 
 
+def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = True,
+                      lock_timeout: float = 3600.0) -> list[Run]:
+    """Runs for many configs. Missing runs that differ only in their seed are trained together as
+    one population program (`population.py`); the rest one by one. Order follows `cfgs`."""
+    from dataclasses import replace
+    from .population import train_population
+    cfgs = list(cfgs)
+    missing = [c for c in cfgs if not is_done(c)]
+    if missing and not train_if_missing:
+        raise FileNotFoundError(f"run: {len(missing)} runs not in the store and train_if_missing=False, e.g. "
+                                f"{missing[0].experiment}/{config_hash(missing[0])}")
+    groups: dict = {}
+    for c in missing:
+        groups.setdefault(replace(c, seed=0), []).append(c)
+    for group in groups.values():
+        poolable = len(group) > 1 and group[0].schedule != "log" and group[0].lengths == "max"
+        if not poolable or any((run_dir(c) / "FAILED").exists() for c in group):
+            continue                                   # trained (or reported) one by one below
+        locks = [FileLock(str(run_dir(c)) + ".lock", timeout=lock_timeout) for c in group]
+        for c in group:
+            run_dir(c).mkdir(parents=True, exist_ok=True)
+        try:
+            for lock in locks:
+                lock.acquire()
+            todo = [c for c in group if not is_done(c)]
+            if todo:
+                for c, (model, metrics) in zip(todo, train_population(todo, progress=progress)):
+                    save_run(c, model, metrics)
+        except Timeout:
+            raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training one of "
+                               f"{len(group)} seeds; is another process still training them?") from None
+        finally:
+            for lock in locks:
+                lock.release()
+    return [get_or_train(c, progress=progress, lock_timeout=lock_timeout) for c in cfgs]
+
+
 def verify() -> list[str]:
     """Check every finished run: weights match DONE's sha256 and load as plain tensors."""
     problems = []

@@ -31,12 +31,13 @@ N = 16          # input length
 RUN_T_TRAIN = 8  # which cached budget-law run to show (its T_train; n_train = 8)
 SEED = 0
 TRAIN_IF_MISSING = True
+INTERACTIVE = True  # sliders in JupyterLab; batch runs (papermill, nbval) set LOOPS_HEADLESS=1 and skip them
 
 # %%
 import matplotlib.pyplot as plt
 from dataclasses import replace
 
-from lib import plots, profiles, store
+from lib import explore, plots, profiles, store
 
 profiles.check_params("quick", [SEED], "auto", T=T, N=N, RUN_T_TRAIN=RUN_T_TRAIN)
 choices = {c.T_train: c for c in profiles.budget_law("quick", [SEED]).runs}
@@ -58,3 +59,13 @@ print(readout)
 # output at that position is already right. The dashed line marks the training budget `T_train`:
 # below it the model was trained, above it it runs on loops it never saw. Try `T = 8, N = 8` (the
 # contract itself) or `T = 32, N = 24`.
+#
+# ## Move the sliders
+# In JupyterLab the cell below shows a chooser of the cached budget-law runs and sliders for `T`
+# and `n`; every change redraws the figure through the same render function as above.
+
+# %%
+if INTERACTIVE and not explore.headless():
+    cached = {profiles.contract_label(cfg): store.get_or_train(cfg, train_if_missing=False)
+              for cfg in choices.values() if store.is_done(cfg)}
+    display(explore.explorer(cached, T, N, plots.render_frontier, value=profiles.contract_label(c)))

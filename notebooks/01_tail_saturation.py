@@ -45,7 +45,7 @@ from lib.instruments import head, tail
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 plan = profiles.tail_saturation(PROFILE, SEEDS)
-runs = [store.get_or_train(c, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING) for c in plan.population]
+runs = store.get_or_train_many(plan.population, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING)
 print(f"profile {PROFILE}: population of {len(runs)} models")
 
 # %% [markdown]

@@ -35,13 +35,14 @@ SEEDS = [0]
 DEVICE = "auto"
 TRAIN_IF_MISSING = True
 PROGRESS = False
+INTERACTIVE = True  # sliders in JupyterLab (skipped when LOOPS_HEADLESS=1: papermill, nbval)
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from lib import claims, plots, profiles, store, tasks
+from lib import claims, explore, plots, profiles, store, tasks
 from lib.instruments import head, patching
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
@@ -130,6 +131,16 @@ if free:
         plots.loop_position_map(c.flip[p], ax=ax, title=f"damage from (pos 1, loop 1)\n{profiles.contract_label(cfg)}")
     plots.save(fig, "02_tau_calibration_free_and_cones")
     plt.show()
+
+# %% [markdown]
+# ## Explore: the controls and the free models at any T and n (JupyterLab only)
+
+# %%
+if INTERACTIVE and not explore.headless():
+    pool = {f"{c.task} {c.schedule} n={c.n_train} T={c.T_train} seed {c.seed}": get(c)
+            for c in plan.streaming + plan.shortcut + tuple(free)}
+    first = next(iter(pool.values())).config
+    display(explore.explorer(pool, first.T_train, first.n_train, plots.render_frontier))
 
 # %% [markdown]
 # ## Summary and verdict

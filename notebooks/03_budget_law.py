@@ -38,13 +38,14 @@ SEEDS = [0]
 DEVICE = "auto"
 TRAIN_IF_MISSING = True  # train runs absent from outputs/runs (False: fail instead)
 PROGRESS = False         # progress bars while training (off for nbval / papermill logs)
+INTERACTIVE = True       # sliders in JupyterLab (skipped when LOOPS_HEADLESS=1: papermill, nbval)
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from lib import claims, plots, profiles, store
+from lib import claims, explore, plots, profiles, store
 from lib.instruments import head
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
@@ -60,7 +61,7 @@ print(f"profile {PROFILE}: {len(plan.runs)} runs, test length {plan.n_long}, dev
 # (length n_train, T_train loops) reaches `plan.learned_acc`.
 
 # %%
-runs = [store.get_or_train(cfg, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING) for cfg in plan.runs]
+runs = store.get_or_train_many(plan.runs, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING)  # seeds train as one population
 for r in runs:
     m = r.metrics
     print(f"{profiles.contract_label(r.config):28s} seed {r.config.seed}  steps {m['steps']:5d}  "
@@ -131,6 +132,15 @@ for c, a in loop_acc.items():
     print(f"{profiles.contract_label(c):28s} n={plan.n_long}: acc at T_train {a.at(c.T_train):.2f}, "
           f"best {a.seq_acc.max():.2f} at {int(a.seq_acc.argmax()) + 1} loops, "
           f"at {len(a.seq_acc)} loops {a.seq_acc[-1]:.2f}; T* = {T_star}: acc {at_star:.2f}")
+
+# %% [markdown]
+# ## Explore: any cached contract, any T and n
+# Sliders (JupyterLab only) redraw accuracy per loop and position for the chosen run.
+
+# %%
+if INTERACTIVE and not explore.headless():
+    display(explore.explorer({profiles.contract_label(r.config): r for r in runs}, 2 * runs[0].config.T_train,
+                             plan.n_long, plots.render_frontier))
 
 # %% [markdown]
 # ## Summary and verdict

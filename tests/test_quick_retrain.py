@@ -22,7 +22,9 @@ def committed_runs():
 
 
 def test_every_quick_run_is_committed():
-    missing = [profiles.contract_label(c) for c in profiles.budget_law("quick", [0]).runs if not store.is_done(c)]
+    cal = profiles.calibration("quick", [0])
+    wanted = profiles.budget_law("quick", [0]).runs + cal.streaming + cal.shortcut
+    missing = [f"{c.experiment}: {c.task} n={c.n_train} T={c.T_train} {c.schedule}" for c in wanted if not store.is_done(c)]
     assert not missing, f"quick-profile runs missing from outputs/runs: {missing}"
 
 
