@@ -49,27 +49,36 @@ def speed_vs_demand(demands, speeds, fit=None, ax=None, learned=None):
     ax.loglog(demands[learned], speeds[learned], "o", label="measured (learned)")
     if (~learned).any():
         ax.loglog(demands[~learned], np.where(np.isfinite(speeds[~learned]), speeds[~learned], np.nan),
-                  "x", color="gray", label="not learned")
+                  "x", color="gray", label="not learned (speed not meaningful, not fitted)")
     grid = np.geomspace(demands.min() / 1.5, demands.max() * 1.5, 50)
     ax.loglog(grid, grid, "k--", lw=0.8, label="budget law v = n/T")
     if fit is not None:
         ax.loglog(grid, np.exp(fit.intercept) * grid ** fit.exponent, "-", lw=1,
                   label=f"fit: exponent {fit.exponent:.2f} ± {fit.stderr:.2f}, R² {fit.r2:.2f}")
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(ScalarFormatter())
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(sorted(set(demands.tolist())))
     ax.set_xlabel("demand n_train / T_train")
     ax.set_ylabel("v-hat (positions per loop)")
     ax.legend(fontsize=7)
     return ax
 
 
-def accuracy_vs_loops(accs: dict, ax=None, marks: dict | None = None, title="accuracy against test-time loops"):
-    """accs: label -> LoopAccuracy; marks: label -> loop to mark (e.g. T_train or the halting T*)."""
+def accuracy_vs_loops(curves: dict, ax=None, marks: dict | None = None, dashed: dict | None = None,
+                      ylabel="accuracy", title="accuracy against test-time loops"):
+    """curves: label -> accuracy per loop (1D); dashed: label -> a second curve drawn dashed in the
+    same colour; marks: label -> loop to mark (e.g. the halting rule's T*)."""
     ax = ax or plt.gca()
-    for label, a in accs.items():
-        line, = ax.plot(np.arange(1, len(a.seq_acc) + 1), a.seq_acc, label=label)
+    for label, acc in curves.items():
+        line, = ax.plot(np.arange(1, len(acc) + 1), acc, label=label)
+        if dashed and label in dashed:
+            ax.plot(np.arange(1, len(dashed[label]) + 1), dashed[label], ls="--", lw=0.8, color=line.get_color())
         if marks and label in marks:
             ax.axvline(marks[label], color=line.get_color(), ls=":", lw=0.8)
     ax.set_xlabel("test-time loops")
-    ax.set_ylabel("sequence accuracy")
+    ax.set_ylabel(ylabel)
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(title)
     ax.legend(fontsize=7)
@@ -109,7 +118,9 @@ def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=No
     ax2.set_ylabel("sequence accuracy")
     ax2.set_title("whole-word accuracy per loop")
     fig.tight_layout()
-    solved = np.nonzero((acc.position_acc[-1] >= 0.9))[0]
-    readout = (f"n={n} T={T}: sequence accuracy after T loops {acc.seq_acc[-1]:.2f}; "
-               f"positions at >= 90% after T loops: {len(solved)}/{n}")
+    ok = acc.position_acc >= 0.9                                   # (T, n)
+    prefix = np.where(ok.all(1), n, np.argmin(ok, axis=1))          # solved prefix after each loop
+    best = int(prefix.argmax())
+    readout = (f"n={n} T={T}: solved prefix after T loops {prefix[-1]}/{n} positions (>= 90 % correct), "
+               f"sequence accuracy {acc.seq_acc[-1]:.2f}; longest prefix {prefix[best]} at loop {best + 1}")
     return fig, readout

@@ -57,7 +57,7 @@ class BudgetLawPlan:
 # The quick profile was settled by measurement (bench/quick_profile_search.py, results in
 # bench/results/quick_profile_search.jsonl and the closing note).
 _QUICK_BASE = RunConfig(experiment="budget_law", task="S4", n_train=8, n_layers=2, d_model=64, n_heads=4,
-                        injection="adapter", batch=128, lr=1e-3, warmup=100, max_steps=8000, polish_steps=300)
+                        injection="adapter", batch=128, lr=1e-3, warmup=100, max_steps=12000, polish_steps=300)
 _QUICK_T = (16, 8, 4, 2)           # demand n_train / T_train = 0.5, 1, 2, 4
 
 _PAPER_BASE = replace(_QUICK_BASE, n_train=16, batch=256, lr=3e-4, max_steps=40000, polish_steps=2000)
@@ -91,8 +91,7 @@ class CalibrationPlan:
     streaming: tuple[RunConfig, ...]   # positive control: serial computation forced by the input schedule
     shortcut: tuple[RunConfig, ...]    # shortcut control: a task with a constant-depth solution
     free: tuple[RunConfig, ...]        # free-trained models (the budget-law runs)
-    test_ns: tuple[int, ...]           # lengths for tau against n
-    loops_factor: int                  # test loops = loops_factor * T_train * n / n_train
+    test_ns: tuple[int, ...]           # lengths for tau against n; loops max(T_train, ceil(T_train n / n_train))
     eval_count: int
     patch_inputs: int                  # clean inputs per damage-cone grid
     threshold: float                   # damage arrives where >= threshold of inputs flip
@@ -107,7 +106,7 @@ def calibration(profile: str, seeds=(0,)) -> CalibrationPlan:
         return CalibrationPlan(
             tuple(replace(base, experiment="smoke", schedule="streaming", T_train=base.n_train + 2, seed=s) for s in seeds),
             tuple(replace(base, experiment="smoke", task="increment", T_train=4, seed=s) for s in seeds),
-            free, (2, 3, 4), 2, 64, 4, 0.5, 1.0)
+            free, (2, 3, 4), 64, 4, 0.5, 1.0)
     base = _QUICK_BASE if profile == "quick" else _PAPER_BASE
     n = base.n_train
     streaming = tuple(replace(base, experiment="calibration", schedule="streaming", T_train=n + 2, seed=s)
@@ -117,9 +116,9 @@ def calibration(profile: str, seeds=(0,)) -> CalibrationPlan:
     # position in the same loop: tau flat in position and in n.
     shortcut = tuple(replace(base, experiment="calibration", task="increment", n_train=2 * n, T_train=4, seed=s)
                      for s in seeds)
-    test_ns = (4, 6, 8, 10, 12, 16) if profile == "quick" else (8, 12, 16, 24, 32, 48, 64)
-    return CalibrationPlan(streaming, shortcut, free, test_ns, 2, 512 if profile == "quick" else 1024,
-                           32, 0.5, 1.0)
+    # quick models do not extrapolate in length, so tau against n is read inside the training range
+    test_ns = tuple(range(2, n + 1)) if profile == "quick" else (8, 12, 16, 24, 32, 48, 64)
+    return CalibrationPlan(streaming, shortcut, free, test_ns, 512 if profile == "quick" else 1024, 32, 0.5, 1.0)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,10 @@ NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
 
 def section_notebooks() -> list[Path]:
+    """Every section, by its .py source (a new section's .ipynb is created from it on first run)."""
+    for src in NOTEBOOKS.glob("[0-9][0-9]_*.py"):
+        if not src.with_suffix(".ipynb").exists():
+            subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", str(src)], check=True)
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
@@ -38,10 +43,9 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
             continue
         src = nb.with_suffix(".py")
         if src.exists():   # the .py is the source of truth: bring the .ipynb's cells up to date first
-            paired = jupytext.read(src)
-            old = jupytext.read(nb)
-            if [c.source for c in paired.cells] != [c.source for c in old.cells]:
-                jupytext.write(jupytext.combine_inputs_with_outputs(paired, old), nb)
+            if [c.source for c in jupytext.read(src).cells] != [c.source for c in jupytext.read(nb).cells]:
+                subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--update", "--to", "ipynb", str(src)],
+                               check=True)
         target = nb if in_place else out_dir / nb.name
         t0 = time.time()
         print(f"[run_all] {nb.name} -> {target.relative_to(PROJECT_ROOT) if target.is_relative_to(PROJECT_ROOT) else target}",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,7 +93,9 @@ def load_run(cfg: RunConfig) -> Run:
     return Run(cfg, model, json.loads((d / "metrics.json").read_text()), d)
 
 
-def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict) -> Path:
+def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None) -> Path:
+    """Write a finished run; `wall_s` (training wall time, not part of the deterministic metrics) goes
+    into DONE."""
     d = run_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     _atomic_write_json(d / "config.json", cfg.to_dict())
@@ -100,7 +103,8 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict) -> Path:
     torch.save({k: v.contiguous() for k, v in model.state_dict().items()}, tmp)
     os.replace(tmp, d / "model.pt")
     _atomic_write_json(d / "metrics.json", metrics)
-    _atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION})
+    _atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
+                                    "train_wall_s": None if wall_s is None else round(wall_s, 1)})
     (d / "checkpoint.pt").unlink(missing_ok=True)
     return d
 
@@ -124,12 +128,13 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
         with FileLock(str(d) + ".lock", timeout=lock_timeout):
             if is_done(cfg):                 # another process finished it while we waited
                 return load_run(cfg)
+            t0 = time.time()
             try:
                 model, metrics = train(cfg, workdir=d, progress=progress)
             except Diverged as err:
                 _atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise
-            save_run(cfg, model, metrics)
+            save_run(cfg, model, metrics, wall_s=time.time() - t0)
     except Timeout:
         raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training {d}; "
                            f"is another process still training it?") from None
@@ -164,8 +169,10 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
                 lock.acquire()
             todo = [c for c in group if not is_done(c)]
             if todo:
-                for c, (model, metrics) in zip(todo, train_population(todo, progress=progress)):
-                    save_run(c, model, metrics)
+                t0 = time.time()
+                trained = train_population(todo, progress=progress)
+                for c, (model, metrics) in zip(todo, trained):
+                    save_run(c, model, metrics, wall_s=(time.time() - t0) / len(todo))
         except Timeout:
             raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training one of "
                                f"{len(group)} seeds; is another process still training them?") from None
@@ -205,7 +212,6 @@ def main(argv=None) -> int:
     """`python -m lib.store train <section> [--profile quick] [--shard i/k]`: fill the store for a
     section's plan (k processes can split it with --shard), or `python -m lib.store list`."""
     import argparse
-    import time
     ap = argparse.ArgumentParser(prog="python -m lib.store")
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train", help="train every missing run of a section's plan")

@@ -57,8 +57,10 @@ print(readout)
 # %% [markdown]
 # Rows are loops, columns positions; colour is the fraction of 256 random words whose decoded
 # output at that position is already right. The dashed line marks the training budget `T_train`:
-# below it the model was trained, above it it runs on loops it never saw. Try `T = 8, N = 8` (the
-# contract itself) or `T = 32, N = 24`.
+# below it the model was trained, above it it runs on loops it never saw. The frontier keeps moving
+# about one position per loop past the budget and past the trained length, then, a few loops later,
+# the whole state degrades ("overthinking"). Try `T = 8, N = 8` (the contract itself) or
+# `T = 12, N = 16`.
 #
 # ## Move the sliders
 # In JupyterLab the cell below shows a chooser of the cached budget-law runs and sliders for `T`

@@ -52,8 +52,9 @@ print(f"profile {PROFILE}: population of {len(runs)} models")
 # ## Tail metrics and OOD accuracy per model
 # In distribution (`n_train`, `T_train`): skip-1 preservation on solved inputs; Jacobian alignment
 # (mean over loops of cos(J_t u, J_{t+1} u)); cross-step cosine and CKA of h^t, h^{t+1} at the last
-# step; asymptotic alignment after `long_factor × T_train` loops. OOD: sequence accuracy at
-# `2 n_train` with `2 T_train` loops (streaming models get their own `T = n + 2`).
+# step; asymptotic alignment after `long_factor × T_train` loops. OOD: the best sequence accuracy
+# at `2 n_train` over any test-time loop budget up to `max(4 T_train, 2 n_train + 2)` (so a model is
+# not penalised for needing more loops on a longer input).
 
 # %%
 rows = []
@@ -66,9 +67,9 @@ for run in runs:
     solved = (pred[:, 1:] == labels[:, 1:]).all(1)
     sim = tail.cross_step_similarity(run.model, tokens, c.T_train, streaming=c.streaming)
     n_ood = plan.ood_factor * c.n_train
-    T_ood = n_ood + 2 if c.streaming else plan.ood_factor * c.T_train
-    ood = head.accuracy_by_loops(run.model, task, n_ood, T_ood, count=plan.eval_count, seed=8000,
-                                 streaming=c.streaming).at(T_ood)
+    T_max = max(plan.long_factor * c.T_train, n_ood + 2)
+    ood = float(head.accuracy_by_loops(run.model, task, n_ood, T_max, count=plan.eval_count, seed=8000,
+                                       streaming=c.streaming).seq_acc.max())
     rows.append(dict(
         model=f"{c.task} n={c.n_train} T={c.T_train} {c.schedule}", in_acc=float(solved.float().mean()), ood_acc=ood,
         skip1=tail.skip_k_preservation(run.model, tokens, c.T_train, 1, streaming=c.streaming, only=solved),
@@ -86,15 +87,19 @@ for r in rows:
 # are wide: an interval that covers 0 means "no evidence of tracking".
 
 # %%
+# Only models that solve their training distribution enter: the question is which of the models
+# that fit the data generalize, not whether an untrained model does.
+fitted = [r for r in rows if r["in_acc"] >= 0.9]
+print(f"{len(fitted)} of {len(rows)} models solve their training distribution (in acc >= 0.9)")
 metrics = ["skip1", "jac_align", "cosine", "cka", "aa"]
-ood = np.array([r["ood_acc"] for r in rows])
-corr = {m: stats.spearman([r[m] for r in rows], ood) for m in metrics}
+ood = np.array([r["ood_acc"] for r in fitted])
+corr = {m: stats.spearman([r[m] for r in fitted], ood) for m in metrics}
 for m, e in corr.items():
     print(f"{m:10s} rho vs OOD accuracy: {e}")
 
 fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3), sharey=True)
 for ax, m in zip(axes, metrics):
-    ax.scatter([r[m] for r in rows], ood)
+    ax.scatter([r[m] for r in fitted], ood)
     ax.set_xlabel(m)
     ax.set_title(f"rho {corr[m].value:+.2f}" if np.isfinite(corr[m].value) else "rho undefined (constant)")
 axes[0].set_ylabel("OOD sequence accuracy")
@@ -116,16 +121,22 @@ for run in runs:
     tokens, _ = tasks.test_set(c.task_obj(), c.n_train, 64, seed=9000)
     check = tail.proposition1(run.model, tokens, plan.long_factor * c.T_train, tol=1e-3)
     prop1.append(check)
-    print(f"{c.task} n={c.n_train} T={c.T_train}: fixed point from loop {check.tau_star} of {check.T}; "
-          f"skip preservation {check.skip_preservation:.2f}, Jacobian change {check.jacobian_change:.4f}, "
-          f"feature change {check.feature_change:.4f} -> {'holds' if check.holds else 'does not hold'}")
+    if check.tau_star is None:
+        print(f"{c.task} n={c.n_train} T={c.T_train}: no fixed point within {check.T} loops: last relative step "
+              f"{check.last_step:.3f}, state norm grew {check.norm_growth:.3g}x -> premise of Prop. 1 absent")
+    else:
+        print(f"{c.task} n={c.n_train} T={c.T_train}: fixed point from loop {check.tau_star} of {check.T}; "
+              f"skip preservation {check.skip_preservation:.2f}, Jacobian change {check.jacobian_change:.4f}, "
+              f"feature change {check.feature_change:.4f} -> {'holds' if check.holds else 'does not hold'}")
 
 # %% [markdown]
 # ## Summary and verdict
 
 # %%
-solved_rows = [r for r in rows if r["in_acc"] >= 0.9]
+solved_rows = fitted
 results = {
+    "fixed_points_reached": f"{sum(p.tau_star is not None for p in prop1)}/{len(prop1)}",
+    "fixed_point_fraction": round(sum(p.tau_star is not None for p in prop1) / len(prop1), 3) if prop1 else None,
     "skip1_min": round(min(r["skip1"] for r in solved_rows), 3) if solved_rows else None,
     "jac_align_min": round(min(r["jac_align"] for r in solved_rows), 3) if solved_rows else None,
     "tail_max_abs_rho_significant": int(sum(1 for e in corr.values()
@@ -133,12 +144,31 @@ results = {
     "tail_rho": {m: (round(e.value, 2) if np.isfinite(e.value) else None) for m, e in corr.items()},
     "ood_acc_range": [round(float(ood.min()), 3), round(float(ood.max()), 3)],
     "prop1_holds": f"{sum(p.holds for p in prop1)}/{len(prop1)}",
-    "prop1_fraction": round(sum(p.holds for p in prop1) / len(prop1), 3) if prop1 else None,
+    # Prop. 1 is a theorem about loops that reach a fixed point: judged on those that do
+    "prop1_fraction": round(sum(p.holds for p in prop1) / max(1, sum(p.tau_star is not None for p in prop1)), 3)
+    if any(p.tau_star is not None for p in prop1) else None,
 }
 claims.record("01_tail_saturation", results, PROFILE)
 print(f"PROFILE {PROFILE}")
-for key in ("skip1_min", "jac_align_min", "tail_max_abs_rho_significant", "prop1_fraction"):
+for key in ("fixed_point_fraction", "skip1_min", "jac_align_min", "tail_max_abs_rho_significant", "prop1_fraction"):
     cl = claims.claim(key)
     print(f"{key:30s} ours {results[key]!s:6s} paper {cl.paper:22s} -> {claims.verdict(cl, results[key])}")
 print("OOD accuracy range over the population:", results["ood_acc_range"])
-print("Proposition 1 holds on:", results["prop1_holds"])
+print("Proposition 1 holds on:", results["prop1_holds"], "| fixed point reached by:", results["fixed_points_reached"])
+
+# %% [markdown]
+# ## Reading the result (committed quick-profile run)
+#
+# The premise of the section fails at this scale: **none of our trained loops reaches a fixed
+# point**. Run past their budget, the states of the fixed-T models grow without bound (relative
+# steps stay between 0.1 and 1 per loop, norms grow by orders of magnitude) and their outputs
+# degrade ("overthinking", see 00 and 03). The budget-priced models also finish *at* their budget
+# (tau of the last position ≈ T_train), so dropping one loop at T_train breaks them: skip-1
+# preservation is exact only for the models with slack (demand 0.5, streaming, the increment
+# shortcut). With no fixed point the tail metrics are not saturated, and over this small,
+# heterogeneous population they rank the models by how settled they are at T_train, which here
+# goes with OOD accuracy (the shortcut model is both). So at quick scale the claim reads *not
+# reproduced*, for a reason the paper's own frame predicts: Proposition 1 needs a reached fixed
+# point, and Paper B ties reachable fixed points to recall *with outer normalization*, which the
+# plain adapter injection does not have (notebook 09 will test it). Proposition 1 itself is
+# checked exactly on a constructed contraction in `tests/test_instruments_constructed.py`.

@@ -88,8 +88,10 @@ for (kind, seed), (cfg, _) in controls.items():
 
 # %% [markdown]
 # ## 3. Free models: tau against n, and 4. damage cones
-# For each budget-law model, tau at the last position for each test length, run with enough loops
-# (`loops_factor × T_train × n / n_train`); then the damage-cone grid at the training contract.
+# For each budget-law model, tau at the last position for each test length, run with the
+# contract's loops (`max(T_train, ceil(T_train · n / n_train))`: T_train inside the training range,
+# where the quick models live; they do not extrapolate in length); then the damage-cone grid at the
+# training contract.
 
 # %%
 free = {}
@@ -101,7 +103,7 @@ for cfg in plan.free:
         continue
     ns, last = [], []
     for n in plan.test_ns:
-        T = max(1, int(np.ceil(plan.loops_factor * cfg.T_train * n / cfg.n_train)))
+        T = max(cfg.T_train, int(np.ceil(cfg.T_train * n / cfg.n_train)))
         r = head.tau(run.model, cfg.task_obj(), n, T, count=plan.eval_count, seed=3000 + n)
         if r.n_solved >= 16:
             ns.append(n)

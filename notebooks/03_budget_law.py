@@ -109,7 +109,8 @@ plt.show()
 # %% [markdown]
 # ## Rescue and overthinking: accuracy against test-time loops at twice the training length
 # At `n = n_long` the trained budget is too small for a frontier of speed v; extra loops should
-# let it reach the late positions. Dotted lines: the halting rule's `T* = ceil(n_long / v-hat)`.
+# let it reach the late positions (those beyond `n_train`). Solid: accuracy of the late positions;
+# dashed: whole-word (exact-match) accuracy; dotted: the halting rule's `T* = ceil(n_long / v-hat)`.
 
 # %%
 loop_acc, halting = {}, {}
@@ -118,20 +119,25 @@ for c, t in learned.items():
     loop_acc[c] = head.accuracy_by_loops(r.model, c.task_obj(), plan.n_long, plan.loops_factor * c.T_train,
                                          count=plan.eval_count, seed=2000 + c.seed)
     halting[c] = head.halting_loops(plan.n_long, t.v_tau.v)
-fig, ax = plt.subplots(figsize=(6, 4))
-plots.accuracy_vs_loops({profiles.contract_label(c): a for c, a in loop_acc.items()}, ax=ax,
-                        marks={profiles.contract_label(c): halting[c] for c in loop_acc},
-                        title=f"sequence accuracy at n = {plan.n_long}")
+# late positions = the ones beyond n_train (chance level 1/|G|)
+late = {c: a.position_acc[:, c.n_train:].mean(1) for c, a in loop_acc.items()}
+fig, ax = plt.subplots(figsize=(6.5, 4))
+label = profiles.contract_label
+plots.accuracy_vs_loops({label(c): late[c] for c in loop_acc}, ax=ax,
+                        dashed={label(c): a.seq_acc for c, a in loop_acc.items()},
+                        marks={label(c): halting[c] for c in loop_acc}, ylabel="accuracy",
+                        title=f"n = {plan.n_long}: late positions (solid), whole words (dashed), T* (dotted)")
 plots.save(fig, "03_budget_law_rescue")
 plt.show()
 
 # %%
+print(f"at n = {plan.n_long}: sequence accuracy / late-position accuracy (positions > n_train)")
 for c, a in loop_acc.items():
     T_star = halting[c]
-    at_star = a.at(T_star) if T_star <= len(a.seq_acc) else float("nan")
-    print(f"{profiles.contract_label(c):28s} n={plan.n_long}: acc at T_train {a.at(c.T_train):.2f}, "
-          f"best {a.seq_acc.max():.2f} at {int(a.seq_acc.argmax()) + 1} loops, "
-          f"at {len(a.seq_acc)} loops {a.seq_acc[-1]:.2f}; T* = {T_star}: acc {at_star:.2f}")
+    star = f"{a.at(T_star):.2f} / {late[c][T_star - 1]:.2f}" if T_star <= len(a.seq_acc) else "beyond the tested loops"
+    print(f"{profiles.contract_label(c):28s} T_train: {a.at(c.T_train):.2f} / {late[c][c.T_train - 1]:.2f}   "
+          f"best late {late[c].max():.2f} at {int(late[c].argmax()) + 1} loops   "
+          f"{len(a.seq_acc)} loops: {a.seq_acc[-1]:.2f} / {late[c][-1]:.2f}   T* = {T_star}: {star}")
 
 # %% [markdown]
 # ## Explore: any cached contract, any T and n
@@ -153,7 +159,7 @@ results = {
     "budget_r2": None if fit is None else round(fit.r2, 3),
     "budget_exponent_frontier": None if fit_front is None else round(fit_front.exponent, 3),
     "speed_at_T_eq_n": round(float(np.mean(at_T_eq_n)), 3) if at_T_eq_n else None,
-    "rescue_gain": round(float(np.mean([a.seq_acc.max() - a.at(c.T_train) for c, a in loop_acc.items()])), 3)
+    "rescue_gain": round(float(np.mean([late[c].max() - late[c][c.T_train - 1] for c in loop_acc])), 3)
     if loop_acc else None,
     "halting_acc": round(float(np.mean([a.at(halting[c]) if halting[c] <= len(a.seq_acc) else 0.0
                                         for c, a in loop_acc.items()])), 3) if loop_acc else None,
@@ -172,3 +178,26 @@ for key in ("budget_exponent", "budget_r2", "speed_at_T_eq_n", "rescue_gain", "h
     print(f"{key:18s} ours {results[key]!s:7s} paper {cl.paper:17s} -> {claims.verdict(cl, results[key])}")
 print(f"exponent from the frontier speeds instead: {results['budget_exponent_frontier']}")
 print(f"contracts learned: {results['contracts_learned']}")
+
+# %% [markdown]
+# ## Reading the result (committed quick-profile run: S4, 2 layers, d = 64, one seed per contract)
+#
+# - **Demand 1 and 2 sit on the law.** The frontier moves 1.00 and 2.00 positions per loop (1.04
+#   and 2.22 from tau, whose fit includes positions 1–2, settled in the first loop), and at `T = n`
+#   the speed is the paper's 1.00.
+# - **Demand 0.5 is faster than priced.** With 16 loops for 8 positions the model still moves
+#   0.70 positions per loop and settles the last position by loop ≈ 12 of 16: SGD did *not* take the
+#   slowest frontier the contract allows, the same slack the CPU prototype saw (0.53–0.67). This is
+#   what pulls the exponent to ≈ 0.8 instead of 0.98; the paper's value is outside our interval
+#   at this scale, so the claim reads *partly*.
+# - **Demand 4 is not learned at this scale.** With 2 loops the 2-layer, d = 64 block must compose
+#   four group elements per loop; its curriculum stalled at length 6 after 12,000 steps (in the
+#   profile search the same block reached length 7 in 8,000 steps). The closest public
+#   reproduction also hit a capacity edge at demand 4 (1.77 positions per loop with 0.44M parameters).
+# - **Rescue is partial, then overthinking.** At twice the training length extra loops lift the
+#   late positions from chance (0.04) to 0.56–0.70, then every model degrades as loops continue.
+#   Whole words at 2·n_train are almost never exactly right, so the halting rule's `T*` gives no
+#   exact-match accuracy here, although it lands near the late-position peak for demand 0.5.
+#
+# The paper profile (`PROFILE = "paper"`: n_train = 16, sizes s/m/l, more seeds, 40k steps) is the
+# run that can settle these on a GPU.

@@ -125,6 +125,8 @@ def fixed_point_loop(states: torch.Tensor, tol: float = 1e-3) -> int | None:
 class Prop1Check:
     tau_star: int | None      # loop from which the state is fixed (relative step <= tol)
     T: int
+    last_step: float          # relative step ||h^T - h^{T-1}|| / ||h^{T-1}|| (why no fixed point, if none)
+    norm_growth: float        # ||h^T|| / ||h^1||
     skip_preservation: float  # skip-k preservation, k = T - tau_star (the largest skip the proposition allows)
     jacobian_change: float    # max over t, t' >= tau_star of ||J_t u - J_t' u|| / ||J_t u||
     feature_change: float     # max over t >= tau_star of ||z_t - z_tau*|| / ||z_tau*|| for PCA features z
@@ -136,8 +138,10 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
     """Check Proposition 1's three statements numerically on one batch of inputs."""
     states = _states(model, tokens, T)
     tau_star = fixed_point_loop(states, tol)
+    last_step = float((states[-1] - states[-2]).norm() / states[-2].norm())
+    growth = float(states[-1].norm() / states[0].norm())
     if tau_star is None or tau_star >= T:
-        return Prop1Check(tau_star, T, float("nan"), float("nan"), float("nan"), False)
+        return Prop1Check(tau_star, T, last_step, growth, float("nan"), float("nan"), float("nan"), False)
     k = T - tau_star
     preserved = skip_k_preservation(model, tokens, T, k)
     e = model.embed(tokens).detach()
@@ -156,4 +160,4 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
     feat_change = max(float(((states[t].reshape(-1, X.shape[1]) - mean) @ V - z_ref).norm() / z_ref.norm())
                       for t in range(tau_star - 1, T))
     holds = preserved == 1.0 and jac_change <= 10 * tol and feat_change <= 10 * tol
-    return Prop1Check(tau_star, T, preserved, jac_change, feat_change, holds)
+    return Prop1Check(tau_star, T, last_step, growth, preserved, jac_change, feat_change, holds)

@@ -1,0 +1,262 @@
+"""Benchmarks (not tests): each prints its figures and writes bench/results/<machine>.json.
+
+    OMP_NUM_THREADS=2 .venv/bin/python bench/run.py [--quick]
+
+1. fp32 matmul peak (GFLOP/s) at the thread count in use.
+2. Training throughput of our LoopedTransformer against a reference built from
+   torch.nn.TransformerEncoderLayer(norm_first=True) looped T times (same sizes, same optimiser),
+   timed interleaved in the same process; tokens/s, achieved GFLOP/s and the ratio.
+3. Population: P seeds as one batched program against P sequential single-seed steps.
+4. Instrument cost as multiples of one plain forward at T_max: tau (all positions and loops),
+   the damage-cone grid, the tail metrics.
+5. End-to-end: the quick notebook suite from cached runs (python -m lib.run_all), and the sum of
+   the recorded training wall times of the quick runs (what an empty cache costs).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from lib import tasks  # noqa: E402
+from lib.instruments import head, patching, tail  # noqa: E402
+from lib.model import LoopConfig, LoopedTransformer  # noqa: E402
+from lib.population import StackedAdamW, StackedLoopedTransformer  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def timeit(fn, repeat: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def matmul_peak(n: int = 1024) -> dict:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    t = timeit(lambda: a @ b, 10)
+    m, k, o = 1152, 128, 512                      # model-shaped: (B*N, d) x (d, 4d)
+    x, w = torch.randn(m, k), torch.randn(k, o)
+    t2 = timeit(lambda: x @ w, 50)
+    return {"gemm_1024_gflops": 2 * n ** 3 / t / 1e9, "gemm_model_shaped_gflops": 2 * m * k * o / t2 / 1e9}
+
+
+class Reference(nn.Module):
+    """The same looped computation built from torch's own TransformerEncoderLayer."""
+
+    def __init__(self, cfg: LoopConfig):
+        super().__init__()
+        d = cfg.d_model
+        self.embed = nn.Embedding(cfg.vocab_size, d)
+        self.block = nn.ModuleList(nn.TransformerEncoderLayer(d, cfg.n_heads, cfg.mlp_ratio * d, dropout=0.0,
+                                                              activation="gelu", batch_first=True, norm_first=True)
+                                   for _ in range(cfg.n_layers))
+        self.adapter = nn.Linear(2 * d, d, bias=False)
+        self.ln_out, self.readout = nn.LayerNorm(d), nn.Linear(d, cfg.n_classes)
+
+    def forward(self, tokens, T):
+        e = self.embed(tokens)
+        h = e
+        mask = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1])
+        for _ in range(T):
+            x = self.adapter(torch.cat([h, e], -1))
+            for layer in self.block:
+                x = layer(x, src_mask=mask, is_causal=True)
+            h = x
+        return self.readout(self.ln_out(h))
+
+
+def train_flops(cfg: LoopConfig, B: int, N: int, T: int) -> float:
+    d = cfg.d_model
+    per_token_layer = 2 * (3 * d * d + d * d + 2 * cfg.mlp_ratio * d * d) + 2 * 2 * N * d / 2   # causal half
+    per_token_loop = cfg.n_layers * per_token_layer + 2 * (2 * d * d)                          # + adapter
+    return 3 * B * N * (T * per_token_loop + 2 * d * cfg.n_classes)                             # fwd + bwd
+
+
+def step_fn(model, tokens, labels, T):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        logits = model(tokens, T)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def throughput(size: str, n: int, T: int, B: int, repeat: int) -> dict:
+    from lib.model import PRESETS
+    task = tasks.make_task("S4")
+    cfg = LoopConfig(vocab_size=task.vocab_size, n_classes=task.n_classes, **PRESETS[size])
+    tokens, labels = task.sample(B, n, torch.Generator().manual_seed(0))
+    ours, ref = LoopedTransformer(cfg), Reference(cfg)
+    s_ours, s_ref = step_fn(ours, tokens, labels, T), step_fn(ref, tokens, labels, T)
+    t_ours, t_ref = [], []
+    for _ in range(repeat):                         # interleaved, so drifting machine speed hits both
+        t_ours.append(timeit(s_ours, 1, warmup=1 if not t_ours else 0))
+        t_ref.append(timeit(s_ref, 1, warmup=1 if not t_ref else 0))
+    a, b = statistics.median(t_ours), statistics.median(t_ref)
+    flops = train_flops(cfg, B, n + 1, T)
+    return {"size": size, "n": n, "T": T, "batch": B, "ours_s_per_step": a, "reference_s_per_step": b,
+            "ours_tokens_per_s": B * (n + 1) / a, "ours_gflops": flops / a / 1e9, "speedup_vs_reference": b / a}
+
+
+def population(P: int, n: int, T: int, B: int, repeat: int) -> dict:
+    task = tasks.make_task("S4")
+    cfg = LoopConfig(vocab_size=task.vocab_size, n_classes=task.n_classes, n_layers=2, d_model=64, n_heads=4)
+    models = [LoopedTransformer(cfg) for _ in range(P)]
+    tokens, labels = task.sample(B, n, torch.Generator().manual_seed(0))
+    singles = [step_fn(m, tokens, labels, T) for m in models]
+    stacked = StackedLoopedTransformer(models)
+    opt = StackedAdamW(stacked.params, [p.dim() == 2 for p in stacked.params])
+    tok_p, lab_p = tokens.expand(P, -1, -1).contiguous(), labels.expand(P, -1, -1).contiguous()
+
+    def pop_step():
+        logits = stacked(tok_p, T)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), lab_p.reshape(-1), ignore_index=-100) * P
+        for w in stacked.params:
+            w.grad = None
+        loss.backward()
+        opt.step(torch.full((P,), 1e-4))
+    t_seq = timeit(lambda: [s() for s in singles], repeat)
+    t_pop = timeit(pop_step, repeat)
+    return {"P": P, "n": n, "T": T, "batch": B, "model": "2 layers d=64", "sequential_s": t_seq, "population_s": t_pop,
+            "speedup": t_seq / t_pop}
+
+
+@torch.no_grad()
+def instrument_cost(repeat: int) -> dict:
+    task = tasks.make_task("S4")
+    cfg = LoopConfig(vocab_size=task.vocab_size, n_classes=task.n_classes, n_layers=2, d_model=64, n_heads=4)
+    model = LoopedTransformer(cfg).eval()
+    n, T = 8, 16
+    tokens, labels = tasks.test_set(task, n, 512, 0)
+    donors, _ = tasks.test_set(task, n, 32, 1)
+    plain = timeit(lambda: model(tokens, T), repeat)
+    t_tau = timeit(lambda: head.measure(head.loop_predictions(model, tokens, T).numpy(), labels[:, 1:].numpy()), repeat)
+    t_cone = timeit(lambda: patching.damage_cones(model, tokens[:32], labels[:32], donors, T), max(1, repeat // 3))
+    with torch.enable_grad():
+        t_tail = timeit(lambda: (tail.jacobian_alignment(model, tokens[:32], T, probes=4),
+                                 tail.cross_step_similarity(model, tokens, T),
+                                 tail.asymptotic_alignment(model, tokens[:64], 4 * T)), max(1, repeat // 3))
+    return {"n": n, "T_max": T, "inputs": 512, "plain_forward_s": plain, "tau_x_forward": t_tau / plain,
+            "damage_cone_grid_x_forward": t_cone / plain, "damage_cone_grid": f"{n} positions x {T} loops x 32 inputs",
+            "tail_metrics_x_forward": t_tail / plain}
+
+
+def end_to_end() -> dict:
+    root = Path(__file__).resolve().parent.parent
+    t = time.time()
+    subprocess.run([sys.executable, "-m", "lib.run_all", "--profile", "quick"], cwd=root, check=True,
+                   env={**os.environ, "LOOPS_HEADLESS": "1", "LOOPS_OUTPUTS": os.environ.get("LOOPS_OUTPUTS", str(root / "outputs"))},
+                   stdout=subprocess.DEVNULL)
+    cached = time.time() - t
+    train_s = 0.0
+    from lib import profiles, store
+    cal = profiles.calibration("quick")
+    for c in profiles.budget_law("quick").runs + cal.streaming + cal.shortcut:
+        if store.is_done(c):
+            train_s += json.loads((store.run_dir(c) / "DONE").read_text()).get("train_wall_s") or float("nan")
+    return {"quick_suite_from_cached_runs_s": cached, "quick_runs_training_s_sum": train_s}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
+    ap.add_argument("--skip-e2e", action="store_true")
+    a = ap.parse_args(argv)
+    threads = torch.get_num_threads()
+    repeat = 3 if a.quick else 7
+    out = {"machine": f"{platform.machine()} {os.cpu_count()} cpu", "host": socket.gethostname(), "threads": threads,
+           "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M")}
+    out["matmul"] = matmul_peak()
+    print(json.dumps(out["matmul"]), flush=True)
+    grid = [("s", 16, 4), ("s", 16, 16)] if a.quick else \
+        [(s, n, T) for s in ("s", "m") for n in (16, 32) for T in (n // 4, n)]
+    out["throughput"] = []
+    for size, n, T in grid:
+        r = throughput(size, n, T, 64, repeat)
+        r["share_of_gemm_peak"] = r["ours_gflops"] / out["matmul"]["gemm_1024_gflops"]
+        out["throughput"].append(r)
+        print(json.dumps(r), flush=True)
+    out["population"] = [population(P, 8, 8, 128, repeat) for P in ((8,) if a.quick else (8, 16))]
+    print(json.dumps(out["population"]), flush=True)
+    out["instruments"] = instrument_cost(repeat)
+    print(json.dumps(out["instruments"]), flush=True)
+    if not a.skip_e2e:
+        out["end_to_end"] = end_to_end()
+        print(json.dumps(out["end_to_end"]), flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    name = f"cpu-{os.cpu_count()}core-{threads}thread" if not torch.cuda.is_available() else "gpu-" + torch.cuda.get_device_name(0).replace(" ", "_")
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path}")
+    write_readme()
+
+
+TARGETS = """## Targets (issue: performance)
+- training throughput >= 1.0x the nn.TransformerEncoderLayer reference at every measured size;
+- achieved GFLOP/s >= 80 % of the measured matmul peak at s-size, n=16, T=16 on CPU;
+- population of 8 seeds >= 1.2x sequential on CPU (16 seeds >= 8x on a GPU);
+- tau for all positions and loops <= 1.5x one plain forward at T_max;
+- the quick notebook suite from cached runs <= 10 minutes on a 2-core machine.
+"""
+
+
+def write_readme() -> None:
+    """bench/README.md: one table per results file, generated from the JSON (so they always agree)."""
+    lines = ["# Benchmarks", "", "Generated by `bench/run.py` from `bench/results/*.json`; the command behind every",
+             "figure: `OMP_NUM_THREADS=<threads> .venv/bin/python bench/run.py` (see each file's header).", "",
+             TARGETS]
+    for f in sorted(RESULTS.glob("*.json")):
+        r = json.loads(f.read_text())
+        if "matmul" not in r:
+            continue
+        peak = r["matmul"]["gemm_1024_gflops"]
+        lines += [f"## {f.stem} ({r['machine']}, {r['threads']} threads, torch {r['torch']}, {r['date']})", "",
+                  f"fp32 matmul peak: {peak:.0f} GFLOP/s (1024^3); model-shaped GEMM "
+                  f"{r['matmul']['gemm_model_shaped_gflops']:.0f} GFLOP/s.", "",
+                  "| size | n | T | batch | ours s/step | reference s/step | ours / reference speed | ours GFLOP/s | share of peak |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for t in r["throughput"]:
+            lines.append(f"| {t['size']} | {t['n']} | {t['T']} | {t['batch']} | {t['ours_s_per_step']:.3f} | "
+                         f"{t['reference_s_per_step']:.3f} | {t['speedup_vs_reference']:.2f}x | {t['ours_gflops']:.0f} | "
+                         f"{100 * t['share_of_gemm_peak']:.0f} % |")
+        lines += ["", "| population | model | n, T | sequential s | population s | speed-up |", "|---|---|---|---|---|---|"]
+        for p in r["population"]:
+            lines.append(f"| {p['P']} seeds | {p['model']} | {p['n']}, {p['T']} | {p['sequential_s']:.3f} | "
+                         f"{p['population_s']:.3f} | {p['speedup']:.2f}x |")
+        i = r["instruments"]
+        lines += ["", f"Instrument cost at n={i['n']}, T_max={i['T_max']}, {i['inputs']} inputs, as multiples of one "
+                  f"plain forward ({i['plain_forward_s'] * 1e3:.1f} ms): tau {i['tau_x_forward']:.2f}x; damage-cone grid "
+                  f"({i['damage_cone_grid']}) {i['damage_cone_grid_x_forward']:.1f}x; tail metrics "
+                  f"{i['tail_metrics_x_forward']:.1f}x."]
+        if "end_to_end" in r:
+            e = r["end_to_end"]
+            lines += ["", f"End to end: quick notebook suite from cached runs {e['quick_suite_from_cached_runs_s']:.0f} s; "
+                      f"training every quick run from an empty cache: {e['quick_runs_training_s_sum']:.0f} s of "
+                      "single-thread training (sum of recorded wall times)."]
+        lines.append("")
+    (RESULTS.parent / "README.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
