@@ -12,9 +12,10 @@ def save(fig, name: str) -> None:
     d = outputs_dir() / "figures"
     d.mkdir(parents=True, exist_ok=True)
     for ext in ("png", "svg"):
-        # fixed metadata so re-running a notebook does not change the files' bytes needlessly
-        fig.savefig(d / f"{name}.{ext}", dpi=110, bbox_inches="tight",
-                    metadata={"Date": None} if ext == "svg" else {"Software": None})
+        # fixed metadata and SVG ids, so re-running a notebook does not change the files' bytes needlessly
+        with plt.rc_context({"svg.hashsalt": name}):
+            fig.savefig(d / f"{name}.{ext}", dpi=110, bbox_inches="tight",
+                        metadata={"Date": None} if ext == "svg" else {"Software": None})
 
 
 def tau_curves(curves: dict, ax=None, title="tau(n, i) per contract"):
