@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from . import tasks as tasks_mod
 from .model import LoopedTransformer, reveal_loops
-from .train import RunConfig, _lr_at, evaluate
+from .train import RunConfig, _lr_at, autocast, evaluate
 
 
 class StackedLoopedTransformer(torch.nn.Module):
@@ -61,9 +61,9 @@ class StackedLoopedTransformer(torch.nn.Module):
     def forward(self, tokens: torch.Tensor, T: int, streaming: bool = False) -> torch.Tensor:
         """tokens (P, B, N) -> final-loop logits (P, B, N, C)."""
         P, B, N = tokens.shape
-        e = self.p("embed.weight")[torch.arange(P)[:, None, None], tokens].reshape(P, B * N, -1)
+        e = self.p("embed.weight")[torch.arange(P, device=tokens.device)[:, None, None], tokens].reshape(P, B * N, -1)
         h = e
-        start = reveal_loops(N).repeat(B)[None, :, None] if streaming else None
+        start = reveal_loops(N, tokens.device).repeat(B)[None, :, None] if streaming else None
         for t in range(T):
             x = h
             if self.cfg.injection == "add":
@@ -89,7 +89,7 @@ class StackedAdamW:
         self.b1, self.b2, self.eps, self.wd = betas[0], betas[1], eps, weight_decay
         self.m = [torch.zeros_like(p) for p in self.params]
         self.v = [torch.zeros_like(p) for p in self.params]
-        self.steps = torch.zeros(self.params[0].shape[0])
+        self.steps = torch.zeros(self.params[0].shape[0], device=self.params[0].device)
 
     @torch.no_grad()
     def step(self, lr: torch.Tensor) -> None:
@@ -109,7 +109,7 @@ class StackedAdamW:
             p.sub_((lr / bc1).view(shape) * m / denom)
 
 
-def train_population(cfgs: list[RunConfig], progress: bool = False):
+def train_population(cfgs: list[RunConfig], progress: bool = False, device: str = "cpu"):
     """Train configs that differ only in `seed` as one program. Returns [(model, metrics)] per seed."""
     base = replace(cfgs[0], seed=0)
     if any(replace(c, seed=0) != base for c in cfgs):
@@ -118,12 +118,13 @@ def train_population(cfgs: list[RunConfig], progress: bool = False):
         raise ValueError("schedule/lengths: population training needs one loop count and one length rule "
                          "per step for all seeds; allowed: schedule 'fixed' or 'streaming', lengths 'max'")
     P = len(cfgs)
+    device = torch.device(device)
     task = base.task_obj()
     singles = []
     for c in cfgs:                                   # initial weights exactly as a single run makes them
         torch.manual_seed(c.seed)
         singles.append(LoopedTransformer(c.model_config()))
-    model = StackedLoopedTransformer(singles)
+    model = StackedLoopedTransformer(singles).to(device)
     decay = [p.dim() == 2 and not n.startswith("embed") for n, p in singles[0].named_parameters()]
     opt = StackedAdamW(model.params, decay, weight_decay=base.weight_decay)
     gens = [torch.Generator().manual_seed(c.seed) for c in cfgs]
@@ -150,7 +151,9 @@ def train_population(cfgs: list[RunConfig], progress: bool = False):
         T = base.T_train if base.schedule == "fixed" else (N - 1) + 2      # streaming: word length + 2
         if base.schedule == "streaming" and len({t.shape[1] for t, _ in batches}) > 1:
             raise ValueError("schedule: streaming populations need equal lengths across seeds")
-        logits = model(tokens, T, streaming=base.streaming)
+        tokens, labels = tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+        with autocast(device):
+            logits = model(tokens, T, streaming=base.streaming).float()
         losses = torch.stack([F.cross_entropy(logits[p].reshape(-1, logits.shape[-1]), labels[p].reshape(-1),
                                               ignore_index=tasks_mod.IGNORE) for p in range(P)])
         for p in range(P):
@@ -163,7 +166,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False):
         scale = (base.clip / (norms + 1e-6)).clamp(max=1.0)        # per-seed clipping, as clip_grad_norm_
         for w in model.params:
             w.grad.mul_(scale.view((-1,) + (1,) * (w.dim() - 1)))
-        lr = torch.tensor([0.0 if finished(p) else _lr_at(base, steps[p], polish[p]) for p in range(P)])
+        lr = torch.tensor([0.0 if finished(p) else _lr_at(base, steps[p], polish[p]) for p in range(P)], device=device)
         opt.step(lr)
         with torch.no_grad():
             for p, (t, y) in enumerate(batches):
@@ -188,7 +191,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False):
     out = []
     for p, c in enumerate(cfgs):
         m = LoopedTransformer(c.model_config())
-        m.load_state_dict(model.unstack(p))
+        m.load_state_dict({k: v.cpu() for k, v in model.unstack(p).items()})
         m.eval()
         final = evaluate(m, task, c.n_train, c.T_train, c.eval_count, c.seed, c.streaming)
         out.append((m, {"steps": steps[p], "reached_length": curricula[p].length, "curriculum_done": curricula[p].done,

@@ -100,7 +100,7 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: fl
     d.mkdir(parents=True, exist_ok=True)
     _atomic_write_json(d / "config.json", cfg.to_dict())
     tmp = d / f".model.pt.tmp{os.getpid()}"
-    torch.save({k: v.contiguous() for k, v in model.state_dict().items()}, tmp)
+    torch.save({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, tmp)
     os.replace(tmp, d / "model.pt")
     _atomic_write_json(d / "metrics.json", metrics)
     _atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
@@ -110,8 +110,9 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: fl
 
 
 def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool = True,
-                 lock_timeout: float = 3600.0) -> Run:
-    """The finished run for `cfg`: from the store if cached, else trained now and stored."""
+                 lock_timeout: float = 3600.0, device: str = "cpu") -> Run:
+    """The finished run for `cfg`: from the store if cached, else trained now (on `device`) and stored.
+    Loaded runs live on the CPU (instruments run there)."""
     if is_done(cfg):
         return load_run(cfg)
     if not train_if_missing:
@@ -130,7 +131,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
                 return load_run(cfg)
             t0 = time.time()
             try:
-                model, metrics = train(cfg, workdir=d, progress=progress)
+                model, metrics = train(cfg, workdir=d, progress=progress, device=device)
             except Diverged as err:
                 _atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise
@@ -144,7 +145,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
 
 
 def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = True,
-                      lock_timeout: float = 3600.0) -> list[Run]:
+                      lock_timeout: float = 3600.0, device: str = "cpu") -> list[Run]:
     """Runs for many configs. Missing runs that differ only in their seed are trained together as
     one population program (`population.py`); the rest one by one. Order follows `cfgs`."""
     from dataclasses import replace
@@ -170,7 +171,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
             todo = [c for c in group if not is_done(c)]
             if todo:
                 t0 = time.time()
-                trained = train_population(todo, progress=progress)
+                trained = train_population(todo, progress=progress, device=device)
                 for c, (model, metrics) in zip(todo, trained):
                     save_run(c, model, metrics, wall_s=(time.time() - t0) / len(todo))
         except Timeout:
@@ -179,7 +180,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
         finally:
             for lock in locks:
                 lock.release()
-    return [get_or_train(c, progress=progress, lock_timeout=lock_timeout) for c in cfgs]
+    return [get_or_train(c, progress=progress, lock_timeout=lock_timeout, device=device) for c in cfgs]
 
 
 def verify() -> list[str]:

@@ -13,6 +13,7 @@ linearly to 0 over `polish_steps` and training stops. `max_steps` bounds everyth
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import asdict, dataclass, fields
@@ -166,8 +167,10 @@ def _lr_at(cfg: RunConfig, step: int, polish_start: int | None) -> float:
 def evaluate(model: LoopedTransformer, task: tasks_mod.Task, n: int, T: int, count: int, seed: int,
              streaming: bool = False) -> dict:
     """Accuracy at length n after T loops on a fixed seeded test set."""
-    tokens, labels = tasks_mod.test_set(task, n, count, seed)
-    pred = model(tokens, T, streaming=streaming).argmax(-1)[:, 1:]
+    device = next(model.parameters()).device
+    tokens, labels = (x.to(device) for x in tasks_mod.test_set(task, n, count, seed))
+    with autocast(device):
+        pred = model(tokens, T, streaming=streaming).argmax(-1)[:, 1:]
     correct = pred == labels[:, 1:]
     return {"n": n, "T": T, "token_acc": correct.float().mean().item(),
             "seq_acc": correct.all(1).float().mean().item(),
@@ -181,11 +184,26 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, leave=False, mininterval=2.0)
 
 
-def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False):
-    """Train one run. Returns (model, metrics). Resumes from `workdir/checkpoint.pt` if present."""
+def autocast(device: torch.device):
+    """bf16 autocast on a GPU (matmuls and attention in bf16, reductions in fp32); plain fp32 on CPU."""
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, device: str = "cpu",
+          compile: bool = False):
+    """Train one run. Returns (model, metrics). Resumes from `workdir/checkpoint.pt` if present.
+
+    device "cuda": the same program on the GPU under bf16 autocast (data are still drawn on the CPU
+    from the seeded generator, so the data stream is the device-independent); compile: wrap the loop
+    step in `torch.compile` (it unrolls the loops; worth it only for long GPU runs). The device is
+    not part of the config: a run's hash names its recipe, and the store keeps one run per recipe."""
+    device = torch.device(device)
     torch.manual_seed(cfg.seed)
     task = cfg.task_obj()
-    model = LoopedTransformer(cfg.model_config())
+    model = LoopedTransformer(cfg.model_config()).to(device)
+    forward = torch.compile(model) if compile else model
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
     data_gen = torch.Generator().manual_seed(cfg.seed)
     curriculum = tasks_mod.LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
@@ -194,7 +212,7 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False):
     last_finite_loss = float("nan")
     ckpt_path = Path(workdir) / "checkpoint.pt" if workdir is not None else None
     if ckpt_path is not None and ckpt_path.exists():
-        state = torch.load(ckpt_path, weights_only=True)
+        state = torch.load(ckpt_path, weights_only=True, map_location=device)
         try:
             model.load_state_dict(state["model"])
         except RuntimeError as err:
@@ -213,13 +231,14 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False):
     model.train()
     while step < cfg.max_steps and not (polish_start is not None and step >= polish_start + cfg.polish_steps):
         n = tasks_mod.draw_length(cfg.lengths, curriculum.length, data_gen, min_len=cfg.curriculum_start)
-        tokens, labels = task.sample(cfg.batch, n, data_gen)
+        tokens, labels = (x.to(device, non_blocking=True) for x in task.sample(cfg.batch, n, data_gen))
         T = loops_for(cfg, n, data_gen)
         for g in opt.param_groups:
             g["lr"] = _lr_at(cfg, step, polish_start)
-        logits = model(tokens, T, streaming=cfg.streaming)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
-                               ignore_index=tasks_mod.IGNORE)
+        with autocast(device):
+            logits = forward(tokens, T, streaming=cfg.streaming)
+            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                                   ignore_index=tasks_mod.IGNORE)
         if not torch.isfinite(loss):
             raise Diverged(step, loss.item(), last_finite_loss,
                            ckpt_path if ckpt_path is not None and ckpt_path.exists() else None)

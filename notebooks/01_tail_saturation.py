@@ -44,8 +44,9 @@ from lib import claims, plots, profiles, stats, store, tasks
 from lib.instruments import head, tail
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
+device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
 plan = profiles.tail_saturation(PROFILE, SEEDS)
-runs = store.get_or_train_many(plan.population, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING)
+runs = store.get_or_train_many(plan.population, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
 print(f"profile {PROFILE}: population of {len(runs)} models")
 
 # %% [markdown]

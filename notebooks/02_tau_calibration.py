@@ -46,8 +46,9 @@ from lib import claims, explore, plots, profiles, store, tasks
 from lib.instruments import head, patching
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
+device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
 plan = profiles.calibration(PROFILE, SEEDS)
-get = lambda cfg: store.get_or_train(cfg, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING)
+get = lambda cfg: store.get_or_train(cfg, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
 print(f"profile {PROFILE}: {len(plan.streaming)} streaming, {len(plan.shortcut)} shortcut, {len(plan.free)} free runs")
 
 # %% [markdown]

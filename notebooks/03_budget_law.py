@@ -50,7 +50,6 @@ from lib.instruments import head
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
-torch.set_num_threads(max(1, torch.get_num_threads()))
 plan = profiles.budget_law(PROFILE, SEEDS)
 print(f"profile {PROFILE}: {len(plan.runs)} runs, test length {plan.n_long}, device {device}")
 
@@ -61,7 +60,7 @@ print(f"profile {PROFILE}: {len(plan.runs)} runs, test length {plan.n_long}, dev
 # (length n_train, T_train loops) reaches `plan.learned_acc`.
 
 # %%
-runs = store.get_or_train_many(plan.runs, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING)  # seeds train as one population
+runs = store.get_or_train_many(plan.runs, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)  # seeds train as one population
 for r in runs:
     m = r.metrics
     print(f"{profiles.contract_label(r.config):28s} seed {r.config.seed}  steps {m['steps']:5d}  "
