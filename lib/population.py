@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from . import tasks as tasks_mod
 from .model import LoopedTransformer, reveal_loops
-from .train import RunConfig, _lr_at, autocast, evaluate
+from .train import RunConfig, RunProgress, autocast, evaluate
 
 
 class StackedLoopedTransformer(torch.nn.Module):
@@ -128,21 +128,13 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
     decay = [p.dim() == 2 and not n.startswith("embed") for n, p in singles[0].named_parameters()]
     opt = StackedAdamW(model.params, decay, weight_decay=base.weight_decay)
     gens = [torch.Generator().manual_seed(c.seed) for c in cfgs]
-    curricula = [tasks_mod.LengthCurriculum(base.n_train, base.curriculum_start, base.curriculum_step,
-                                            base.promote_acc, base.first_acc) for _ in cfgs]
-    steps, polish = [0] * P, [None] * P
-    logs = [[] for _ in cfgs]
-    window = [[] for _ in cfgs]
-
-    def finished(p):
-        return steps[p] >= base.max_steps or (polish[p] is not None and steps[p] >= polish[p] + base.polish_steps)
-
+    runs = [RunProgress(c) for c in cfgs]           # per-seed curriculum, polishing, stopping and log
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=base.max_steps, desc=f"population of {P}", leave=False, mininterval=2.0)
-    while not all(finished(p) for p in range(P)):
-        batches = [task.sample(base.batch, cur.length, g) for cur, g in zip(curricula, gens)]
+    while not all(r.finished for r in runs):
+        batches = [task.sample(base.batch, r.curriculum.length, g) for r, g in zip(runs, gens)]
         N = max(t.shape[1] for t, _ in batches)
         tokens = torch.full((P, base.batch, N), task.bos, dtype=torch.long)
         labels = torch.full((P, base.batch, N), tasks_mod.IGNORE, dtype=torch.long)
@@ -157,8 +149,8 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
         losses = torch.stack([F.cross_entropy(logits[p].reshape(-1, logits.shape[-1]), labels[p].reshape(-1),
                                               ignore_index=tasks_mod.IGNORE) for p in range(P)])
         for p in range(P):
-            if not torch.isfinite(losses[p]) and not finished(p):
-                raise FloatingPointError(f"seed {cfgs[p].seed}: loss became {losses[p].item()} at step {steps[p]}")
+            if not torch.isfinite(losses[p]) and not runs[p].finished:
+                raise FloatingPointError(f"seed {cfgs[p].seed}: loss became {losses[p].item()} at step {runs[p].step}")
         for w in model.params:
             w.grad = None
         losses.sum().backward()                      # seeds own disjoint slices: per-seed gradients
@@ -166,35 +158,22 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
         scale = (base.clip / (norms + 1e-6)).clamp(max=1.0)        # per-seed clipping, as clip_grad_norm_
         for w in model.params:
             w.grad.mul_(scale.view((-1,) + (1,) * (w.dim() - 1)))
-        lr = torch.tensor([0.0 if finished(p) else _lr_at(base, steps[p], polish[p]) for p in range(P)], device=device)
+        lr = torch.tensor([0.0 if r.finished else r.lr() for r in runs], device=device)
         opt.step(lr)
         with torch.no_grad():
-            for p, (t, y) in enumerate(batches):
-                if finished(p):
-                    continue
-                n = t.shape[1] - 1
-                steps[p] += 1
-                acc = (logits[p, :, n].argmax(-1) == labels[p, :, n]).float().mean().item()
-                promoted = curricula[p].update(steps[p], acc)
-                window[p].append(losses[p].item())
-                c = curricula[p]
-                if polish[p] is None and c.done and len(c.history) == c.window and c.windowed_acc() >= base.final_acc:
-                    polish[p] = steps[p]
-                if steps[p] % 50 == 0 or promoted:
-                    logs[p].append({"step": steps[p], "length": c.length, "loss": sum(window[p]) / len(window[p]),
-                                    "last_acc": c.windowed_acc()})
-                    window[p] = []
+            for p, ((t, _), r) in enumerate(zip(batches, runs)):
+                if not r.finished:
+                    n = t.shape[1] - 1
+                    r.after_step(losses[p].item(), (logits[p, :, n].argmax(-1) == labels[p, :, n]).float().mean().item(), n)
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
     out = []
-    for p, c in enumerate(cfgs):
+    for p, (c, r) in enumerate(zip(cfgs, runs)):
         m = LoopedTransformer(c.model_config())
         m.load_state_dict({k: v.cpu() for k, v in model.unstack(p).items()})
         m.eval()
-        final = evaluate(m, task, c.n_train, c.T_train, c.eval_count, c.seed, c.streaming)
-        out.append((m, {"steps": steps[p], "reached_length": curricula[p].length, "curriculum_done": curricula[p].done,
-                        "polished": polish[p] is not None, "promotions": curricula[p].promotions,
-                        "final_eval": final, "log": logs[p], "n_params": m.n_params(), "population": P}))
+        metrics = r.metrics(m, evaluate(m, task, c.n_train, c.T_train, c.eval_count, c.seed, c.streaming))
+        out.append((m, {**metrics, "population": P}))
     return out

@@ -184,6 +184,55 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, leave=False, mininterval=2.0)
 
 
+class RunProgress:
+    """Everything one run's training loop tracks besides weights, optimiser and data stream: step,
+    curriculum, polish start, the log and its loss window. Shared by `train` and population training,
+    so both follow exactly the same curriculum, polishing and stopping rules."""
+
+    def __init__(self, cfg: RunConfig):
+        self.cfg = cfg
+        self.curriculum = tasks_mod.LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
+                                                     cfg.promote_acc, cfg.first_acc)
+        self.step, self.polish_start, self.log, self.window_loss = 0, None, [], []
+
+    @property
+    def finished(self) -> bool:
+        return self.step >= self.cfg.max_steps or (
+            self.polish_start is not None and self.step >= self.polish_start + self.cfg.polish_steps)
+
+    def lr(self) -> float:
+        return _lr_at(self.cfg, self.step, self.polish_start)
+
+    def after_step(self, loss: float, last_position_acc: float, n: int) -> None:
+        """Book one optimiser step on a batch of length n."""
+        self.step += 1
+        c = self.curriculum
+        promoted = c.update(self.step, last_position_acc) if n == c.length else False
+        self.window_loss.append(loss)
+        if (self.polish_start is None and c.done and len(c.history) == c.window
+                and c.windowed_acc() >= self.cfg.final_acc):
+            self.polish_start = self.step        # reached n_train and final_acc: decay lr to 0 and stop
+        if self.step % 50 == 0 or promoted:
+            self.log.append({"step": self.step, "length": c.length,
+                             "loss": sum(self.window_loss) / len(self.window_loss), "last_acc": c.windowed_acc()})
+            self.window_loss = []
+
+    def state_dict(self) -> dict:
+        return {"curriculum": self.curriculum.state_dict(), "step": self.step, "polish_start": self.polish_start,
+                "log": self.log, "window_loss": list(self.window_loss)}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.curriculum.load_state_dict(state["curriculum"])
+        self.step, self.polish_start, self.log = state["step"], state["polish_start"], state["log"]
+        self.window_loss = list(state.get("window_loss", []))
+
+    def metrics(self, model, final_eval: dict) -> dict:
+        c = self.curriculum
+        return {"steps": self.step, "reached_length": c.length, "curriculum_done": c.done,
+                "polished": self.polish_start is not None, "promotions": c.promotions,
+                "final_eval": final_eval, "log": self.log, "n_params": model.n_params()}
+
+
 def autocast(device: torch.device):
     """bf16 autocast on a GPU (matmuls and attention in bf16, reductions in fp32); plain fp32 on CPU."""
     if device.type == "cuda":
@@ -196,7 +245,7 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     """Train one run. Returns (model, metrics). Resumes from `workdir/checkpoint.pt` if present.
 
     device "cuda": the same program on the GPU under bf16 autocast (data are still drawn on the CPU
-    from the seeded generator, so the data stream is the device-independent); compile: wrap the loop
+    from the seeded generator, so the data stream does not depend on the device); compile: wrap the loop
     step in `torch.compile` (it unrolls the loops; worth it only for long GPU runs). The device is
     not part of the config: a run's hash names its recipe, and the store keeps one run per recipe."""
     device = torch.device(device)
@@ -206,9 +255,7 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     forward = torch.compile(model) if compile else model
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
     data_gen = torch.Generator().manual_seed(cfg.seed)
-    curriculum = tasks_mod.LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
-                                            cfg.promote_acc, cfg.first_acc)
-    step, polish_start, log, window_loss = 0, None, [], []
+    run = RunProgress(cfg)
     last_finite_loss = float("nan")
     ckpt_path = Path(workdir) / "checkpoint.pt" if workdir is not None else None
     if ckpt_path is not None and ckpt_path.exists():
@@ -221,63 +268,48 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
         opt.load_state_dict(state["optimizer"])
         data_gen.set_state(state["data_rng"])
         torch.set_rng_state(state["torch_rng"])
-        curriculum.load_state_dict(state["curriculum"])
-        step, polish_start, log = state["step"], state["polish_start"], state["log"]
-        window_loss = list(state.get("window_loss", []))
+        run.load_state_dict(state)
 
     bar = _progress(cfg.max_steps, progress, f"{cfg.task} n={cfg.n_train} T={cfg.T_train} seed={cfg.seed}")
     if bar is not None:
-        bar.update(step)
+        bar.update(run.step)
     model.train()
-    while step < cfg.max_steps and not (polish_start is not None and step >= polish_start + cfg.polish_steps):
-        n = tasks_mod.draw_length(cfg.lengths, curriculum.length, data_gen, min_len=cfg.curriculum_start)
+    while not run.finished:
+        n = tasks_mod.draw_length(cfg.lengths, run.curriculum.length, data_gen, min_len=cfg.curriculum_start)
         tokens, labels = (x.to(device, non_blocking=True) for x in task.sample(cfg.batch, n, data_gen))
         T = loops_for(cfg, n, data_gen)
         for g in opt.param_groups:
-            g["lr"] = _lr_at(cfg, step, polish_start)
+            g["lr"] = run.lr()
         with autocast(device):
             logits = forward(tokens, T, streaming=cfg.streaming)
             loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1),
                                    ignore_index=tasks_mod.IGNORE)
         if not torch.isfinite(loss):
-            raise Diverged(step, loss.item(), last_finite_loss,
+            raise Diverged(run.step, loss.item(), last_finite_loss,
                            ckpt_path if ckpt_path is not None and ckpt_path.exists() else None)
         last_finite_loss = loss.item()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
-        step += 1
         with torch.no_grad():
             last_acc = (logits[:, -1].argmax(-1) == labels[:, -1]).float().mean().item()
-        promoted = curriculum.update(step, last_acc) if n == curriculum.length else False
-        window_loss.append(loss.item())
-        if (polish_start is None and curriculum.done and len(curriculum.history) == curriculum.window
-                and curriculum.windowed_acc() >= cfg.final_acc):
-            polish_start = step
-        if step % 50 == 0 or promoted:
-            log.append({"step": step, "length": curriculum.length, "loss": sum(window_loss) / len(window_loss),
-                        "last_acc": curriculum.windowed_acc()})
-            window_loss = []
+        run.after_step(loss.item(), last_acc, n)
         if bar is not None:
             bar.update(1)
-            bar.set_postfix(length=curriculum.length, loss=f"{loss.item():.3f}")
-        if ckpt_path is not None and step % cfg.checkpoint_every == 0:
-            _save_checkpoint(ckpt_path, model, opt, data_gen, curriculum, step, polish_start, log, window_loss)
+            bar.set_postfix(length=run.curriculum.length, loss=f"{loss.item():.3f}")
+        if ckpt_path is not None and run.step % cfg.checkpoint_every == 0:
+            _save_checkpoint(ckpt_path, model, opt, data_gen, run)
     if bar is not None:
         bar.close()
     model.eval()
-    final = evaluate(model, task, cfg.n_train, cfg.T_train, cfg.eval_count, cfg.seed, cfg.streaming)
-    metrics = {"steps": step, "reached_length": curriculum.length, "curriculum_done": curriculum.done,
-               "polished": polish_start is not None, "promotions": curriculum.promotions,
-               "final_eval": final, "log": log, "n_params": model.n_params()}
-    return model, metrics
+    return model, run.metrics(model, evaluate(model, task, cfg.n_train, cfg.T_train, cfg.eval_count, cfg.seed,
+                                              cfg.streaming))
 
 
-def _save_checkpoint(path, model, opt, data_gen, curriculum, step, polish_start, log, window_loss):
+def _save_checkpoint(path, model, opt, data_gen, run: RunProgress):
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "data_rng": data_gen.get_state(),
-             "torch_rng": torch.get_rng_state(), "curriculum": curriculum.state_dict(), "step": step,
-             "polish_start": polish_start, "log": log, "window_loss": list(window_loss)}
+             "torch_rng": torch.get_rng_state(), **run.state_dict()}
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     torch.save(state, tmp)
     os.replace(tmp, path)
