@@ -136,7 +136,16 @@ if free:
     plt.show()
 
 # %% [markdown]
-# ## Explore: the controls and the free models at any T and n (JupyterLab only)
+# ## Explore: the controls and the free models at any T and n
+# The streaming control drawn by the render function the sliders below use (JupyterLab only): its
+# frontier is the reveal schedule itself, one position per loop.
+
+# %%
+stream_run = get(plan.streaming[0])
+fig, readout = plots.render_frontier(stream_run, T=stream_run.config.T_train, n=stream_run.config.n_train)
+plots.save(fig, "02_tau_calibration_frontier_view")
+plt.show()
+print(readout)
 
 # %%
 if INTERACTIVE and not explore.headless():

@@ -140,7 +140,15 @@ for c, a in loop_acc.items():
 
 # %% [markdown]
 # ## Explore: any cached contract, any T and n
-# Sliders (JupyterLab only) redraw accuracy per loop and position for the chosen run.
+# Accuracy per loop and position for one run (the demand-1 contract at twice its length and loops),
+# drawn by the same render function the sliders below use (JupyterLab only).
+
+# %%
+view = next(r for r in runs if r.config.T_train == r.config.n_train)
+fig, readout = plots.render_frontier(view, T=2 * view.config.T_train, n=plan.n_long)
+plots.save(fig, "03_budget_law_frontier_view")
+plt.show()
+print(readout)
 
 # %%
 if INTERACTIVE and not explore.headless():
