@@ -13,7 +13,6 @@ with ignored labels; causal attention keeps padding invisible to the real positi
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import torch
@@ -21,7 +20,7 @@ import torch.nn.functional as F
 
 from . import tasks as tasks_mod
 from .model import LoopedTransformer, reveal_loops
-from .train import RunConfig, RunProgress, autocast, evaluate
+from .train import RunConfig, RunProgress, autocast, decays, evaluate, loops_for
 
 
 class StackedLoopedTransformer(torch.nn.Module):
@@ -125,7 +124,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
         torch.manual_seed(c.seed)
         singles.append(LoopedTransformer(c.model_config()))
     model = StackedLoopedTransformer(singles).to(device)
-    decay = [p.dim() == 2 and not n.startswith("embed") for n, p in singles[0].named_parameters()]
+    decay = [decays(n, p) for n, p in singles[0].named_parameters()]
     opt = StackedAdamW(model.params, decay, weight_decay=base.weight_decay)
     gens = [torch.Generator().manual_seed(c.seed) for c in cfgs]
     runs = [RunProgress(c) for c in cfgs]           # per-seed curriculum, polishing, stopping and log
@@ -140,7 +139,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
         labels = torch.full((P, base.batch, N), tasks_mod.IGNORE, dtype=torch.long)
         for p, (t, y) in enumerate(batches):
             tokens[p, :, : t.shape[1]], labels[p, :, : y.shape[1]] = t, y
-        T = base.T_train if base.schedule == "fixed" else (N - 1) + 2      # streaming: word length + 2
+        T = loops_for(base, N - 1, gens[0])         # fixed or streaming: no random draw (log is refused above)
         if base.schedule == "streaming" and len({t.shape[1] for t, _ in batches}) > 1:
             raise ValueError("schedule: streaming populations need equal lengths across seeds")
         tokens, labels = tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True)

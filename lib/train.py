@@ -148,10 +148,15 @@ def loops_for(cfg: RunConfig, n: int, generator: torch.Generator) -> int:
     return max(1, base + int(torch.randint(-1, 2, (1,), generator=generator)))
 
 
+def decays(name: str, p: torch.Tensor) -> bool:
+    """Weight decay applies to weight matrices, not to embeddings, biases or norms."""
+    return p.dim() == 2 and not name.startswith("embed")
+
+
 def _param_groups(model: torch.nn.Module, weight_decay: float):
     decay, no_decay = [], []
     for name, p in model.named_parameters():
-        (decay if p.dim() == 2 and not name.startswith("embed") else no_decay).append(p)
+        (decay if decays(name, p) else no_decay).append(p)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 

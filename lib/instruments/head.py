@@ -35,9 +35,14 @@ def loop_predictions(model, tokens: torch.Tensor, T: int, streaming: bool = Fals
 def convergence_times(preds: torch.Tensor | np.ndarray) -> np.ndarray:
     """preds (T, B, n) -> tau (B, n): first loop (1-indexed) from which preds equal their final value."""
     p = np.asarray(preds)
-    same = p == p[-1]                                          # (T, B, n)
-    stays = np.flip(np.cumprod(np.flip(same, 0), axis=0), 0)   # stays[t] = same at every t' >= t
-    return p.shape[0] - stays.sum(0) + 1
+    return settled_from(p == p[-1])
+
+
+def settled_from(ok: np.ndarray) -> np.ndarray:
+    """ok (T, ...) bool over loops -> first loop (1-indexed) from which ok holds at every later loop;
+    T + 1 where it does not hold at the last loop."""
+    stays = np.flip(np.cumprod(np.flip(ok, 0), axis=0), 0)     # stays[t] = ok at every t' >= t
+    return ok.shape[0] - stays.sum(0) + 1
 
 
 def frontier(position_acc: np.ndarray, q: float = 0.9) -> np.ndarray:

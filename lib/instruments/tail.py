@@ -32,6 +32,8 @@ import torch
 from torch.func import jvp as _jvp
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from .head import settled_from
+
 
 def jvp(f, primals, tangents):
     # The fused CPU attention kernel has no forward-mode derivative; the math kernel computes the
@@ -114,11 +116,8 @@ def asymptotic_alignment(model, tokens: torch.Tensor, T_long: int, seed: int = 0
 def fixed_point_loop(states: torch.Tensor, tol: float = 1e-3) -> int | None:
     """First loop t (1-indexed) with ||h^{t+1} - h^t|| <= tol ||h^t|| for every later step; None if never."""
     rel = ((states[1:] - states[:-1]).flatten(1).norm(dim=1) / states[:-1].flatten(1).norm(dim=1)).numpy()
-    ok = rel <= tol
-    stays = np.flip(np.cumprod(np.flip(ok)))
-    if not stays.any():
-        return None
-    return int(len(ok) - stays.sum() + 1)
+    first = int(settled_from(rel <= tol))
+    return None if first > len(rel) else first
 
 
 @dataclass
