@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .store import PROJECT_ROOT, outputs_dir
+from .store import PROJECT_ROOT, artifacts_dir, outputs_dir
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ VERDICTS = ("reproduced", "partly", "not reproduced", "not run")
 
 def results_path(notebook: str, profile: str = "quick") -> Path:
     suffix = "" if profile == "quick" else f".{profile}"
-    return outputs_dir() / "results" / f"{notebook}{suffix}.json"
+    return artifacts_dir("results") / f"{notebook}{suffix}.json"
 
 
 def record(notebook: str, results: dict, profile: str = "quick") -> Path:

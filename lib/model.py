@@ -9,6 +9,13 @@ in a pre-norm residual branch. Input injection ("recall"):
     "none"    inject(h, e) = h
     "add"     inject(h, e) = h + e
     "adapter" inject(h, e) = W [h, e]    (W: 2d -> d, initialised to [I | I], i.e. "add" at start)
+
+Controls for the architecture-prior study (Paper A §6.2, App. D):
+  n_blocks > 1  UNTIED: n_blocks distinct blocks, block t applied at loop t, each once (a standard
+                transformer of depth n_layers * n_blocks with the same injection and readout).
+  pos           "none" (NoPE, the default), "learned" absolute, "rotary" (RoPE on queries and
+                keys), or "scan": fixed scan-address features of the position (see
+                `scan_address`) through a learned projection, added to the token embedding.
 """
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 INJECTIONS = ("none", "add", "adapter")
+POSITIONAL = ("none", "learned", "rotary", "scan")
 PRESETS = {  # the paper's sizes; heads chosen so every head is 32 wide (the paper does not say)
     "s": dict(n_layers=2, d_model=128, n_heads=4),
     "m": dict(n_layers=2, d_model=256, n_heads=8),
@@ -36,9 +44,12 @@ class LoopConfig:
     n_heads: int = 4
     mlp_ratio: int = 4
     injection: str = "adapter"
+    n_blocks: int = 1          # 1: weight-tied; > 1: untied, one block per loop (T <= n_blocks)
+    pos: str = "none"
+    max_len: int = 1024        # positions the "learned" and "scan" encodings cover (BOS included)
 
     def __post_init__(self):
-        for name in ("vocab_size", "n_classes", "n_layers", "d_model", "n_heads", "mlp_ratio"):
+        for name in ("vocab_size", "n_classes", "n_layers", "d_model", "n_heads", "mlp_ratio", "n_blocks", "max_len"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
@@ -47,6 +58,45 @@ class LoopConfig:
                              "allowed: d_model a multiple of n_heads")
         if self.injection not in INJECTIONS:
             raise ValueError(f"injection: unknown {self.injection!r}; allowed: {INJECTIONS}")
+        if self.pos not in POSITIONAL:
+            raise ValueError(f"pos: unknown positional encoding {self.pos!r}; allowed: {POSITIONAL}")
+        if self.pos == "rotary" and (self.d_model // self.n_heads) % 2:
+            raise ValueError(f"pos: 'rotary' needs an even head width, got d_model/n_heads = {self.d_model // self.n_heads}")
+
+
+def scan_address(N: int, max_len: int = 1024) -> torch.Tensor:
+    """Scan-address features of positions 0..N-1, shape (N, 2M) with M = ceil(log2 max_len).
+
+    Pair m is (cos(pi i / 2^m), sin(pi i / 2^m)): a smoothed binary digit m of i (pair 0 is
+    (-1)^i, the lowest bit). Shifting the position by 2^k is a FIXED rotation of every pair (by
+    pi 2^(k-m)), so a query R_k phi(i) dotted with keys phi(j) peaks exactly at j = i - 2^k: one
+    attention head per k reads position i - 2^k, which is what a Hillis-Steele log-depth scan needs
+    (`scan_shift` builds R_k; tests/test_positional.py checks the read)."""
+    M = max(1, math.ceil(math.log2(max_len)))
+    i = torch.arange(N, dtype=torch.float32)[:, None]
+    angle = math.pi * i / (2.0 ** torch.arange(M, dtype=torch.float32))[None, :]
+    return torch.stack([angle.cos(), angle.sin()], dim=-1).reshape(N, 2 * M)
+
+
+def scan_shift(k: int, max_len: int = 1024) -> torch.Tensor:
+    """The (2M, 2M) block-diagonal rotation R_k with R_k phi(i) = phi(i - 2^k)."""
+    M = max(1, math.ceil(math.log2(max_len)))
+    R = torch.zeros(2 * M, 2 * M)
+    for m in range(M):
+        a = -math.pi * 2.0 ** (k - m)
+        c, s = math.cos(a), math.sin(a)
+        R[2 * m:2 * m + 2, 2 * m:2 * m + 2] = torch.tensor([[c, -s], [s, c]])
+    return R
+
+
+def rotary(x: torch.Tensor) -> torch.Tensor:
+    """RoPE on (B, H, N, dh): rotate each pair of channels by position * 10000^(-2p/dh)."""
+    N, dh = x.shape[-2], x.shape[-1]
+    freq = 10000.0 ** (-torch.arange(0, dh, 2, device=x.device, dtype=torch.float32) / dh)
+    angle = torch.arange(N, device=x.device, dtype=torch.float32)[:, None] * freq[None, :]
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
 
 
 class Layer(nn.Module):
@@ -56,6 +106,7 @@ class Layer(nn.Module):
         super().__init__()
         d = cfg.d_model
         self.n_heads = cfg.n_heads
+        self.rotary = cfg.pos == "rotary"
         self.ln_attn = nn.LayerNorm(d)
         self.qkv = nn.Linear(d, 3 * d)
         self.attn_out = nn.Linear(d, d)
@@ -66,6 +117,8 @@ class Layer(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, N, D = x.shape
         q, k, v = self.qkv(self.ln_attn(x)).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        if self.rotary:
+            q, k = rotary(q), rotary(k)
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True)          # fused kernel, causal
         x = x + self.attn_out(a.transpose(1, 2).reshape(B, N, D))
         # exact (erf) GELU: on this torch build it is ~2x faster forward+backward than the tanh form
@@ -84,7 +137,13 @@ class LoopedTransformer(nn.Module):
         self.cfg = cfg
         d = cfg.d_model
         self.embed = nn.Embedding(cfg.vocab_size, d)
-        self.block = nn.ModuleList(Layer(cfg) for _ in range(cfg.n_layers))   # ONE block, tied over loops
+        if cfg.pos == "learned":
+            self.embed_pos = nn.Embedding(cfg.max_len, d)
+        elif cfg.pos == "scan":
+            self.register_buffer("scan_features", scan_address(cfg.max_len, cfg.max_len), persistent=False)
+            self.scan_proj = nn.Linear(self.scan_features.shape[1], d, bias=False)
+        # tied: ONE block of n_layers layers, reused at every loop; untied: n_blocks blocks laid end to end
+        self.block = nn.ModuleList(Layer(cfg) for _ in range(cfg.n_layers * cfg.n_blocks))
         if cfg.injection == "adapter":
             self.adapter = nn.Linear(2 * d, d, bias=False)
         self.ln_out = nn.LayerNorm(d)
@@ -114,10 +173,28 @@ class LoopedTransformer(nn.Module):
             return self.adapter(torch.cat([h, e], dim=-1))
         return h
 
-    def step(self, h: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
-        """One loop: h^{t+1} = F(inject(h^t, e))."""
+    @property
+    def tied(self) -> bool:
+        return self.cfg.n_blocks == 1
+
+    def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
+        """e = token embedding (+ positional encoding when pos is "learned" or "scan")."""
+        e = self.embed(tokens)
+        N = tokens.shape[1]
+        if self.cfg.pos in ("learned", "scan") and N > self.cfg.max_len:
+            raise ValueError(f"tokens: length {N} exceeds max_len={self.cfg.max_len} of the {self.cfg.pos!r} encoding")
+        if self.cfg.pos == "learned":
+            e = e + self.embed_pos.weight[:N]
+        elif self.cfg.pos == "scan":
+            e = e + self.scan_proj(self.scan_features[:N])
+        return e
+
+    def step(self, h: torch.Tensor, e: torch.Tensor, loop: int = 0) -> torch.Tensor:
+        """One loop: h^{t+1} = F_t(inject(h^t, e)); F_t = F for every t when tied; `loop` is 0-indexed."""
         x = self.inject(h, e)
-        for layer in self.block:
+        L = self.cfg.n_layers
+        layers = self.block if self.tied else self.block[loop * L:(loop + 1) * L]
+        for layer in layers:
             x = layer(x)
         return x
 
@@ -140,12 +217,14 @@ class LoopedTransformer(nn.Module):
         """
         if not isinstance(T, int) or T < 1:
             raise ValueError(f"T: number of loops must be an integer >= 1, got {T!r}")
-        e = self.embed(tokens)
+        if not self.tied and T > self.cfg.n_blocks:
+            raise ValueError(f"T: an untied model has {self.cfg.n_blocks} blocks and runs at most that many loops, got {T}")
+        e = self.embed_tokens(tokens)
         h, states = (e if h0 is None else h0), []
         if streaming:
             start = reveal_loops(tokens.shape[1], tokens.device)
         for t in range(T):
-            h = self.step(h, e)
+            h = self.step(h, e, t)
             if streaming:
                 waiting = (start > t)[None, :, None]              # positions not yet revealed after loop t
                 h = torch.where(waiting, e, h)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .store import outputs_dir
+from .store import artifacts_dir
 
 
 def save(fig, name: str) -> None:
-    d = outputs_dir() / "figures"
+    d = artifacts_dir("figures")
     d.mkdir(parents=True, exist_ok=True)
     for ext in ("png", "svg"):
         # fixed metadata and SVG ids, so re-running a notebook does not change the files' bytes needlessly

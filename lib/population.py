@@ -108,14 +108,21 @@ class StackedAdamW:
             p.sub_((lr / bc1).view(shape) * m / denom)
 
 
+def supports(cfg: RunConfig) -> bool:
+    """Population training covers the tied NoPE model with one loop count and one length per step;
+    other configs (jittered schedule, uniform lengths, untied or positional controls) train one by one."""
+    return cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none"
+
+
 def train_population(cfgs: list[RunConfig], progress: bool = False, device: str = "cpu"):
     """Train configs that differ only in `seed` as one program. Returns [(model, metrics)] per seed."""
     base = replace(cfgs[0], seed=0)
     if any(replace(c, seed=0) != base for c in cfgs):
         raise ValueError("cfgs: a population must share every field but `seed`")
-    if base.schedule == "log" or base.lengths != "max":
-        raise ValueError("schedule/lengths: population training needs one loop count and one length rule "
-                         "per step for all seeds; allowed: schedule 'fixed' or 'streaming', lengths 'max'")
+    if not supports(base):
+        raise ValueError("schedule/lengths/tied/pos: population training needs one loop count and one length rule "
+                         "per step for all seeds and the tied NoPE model; allowed: schedule 'fixed' or 'streaming', "
+                         "lengths 'max', tied=True, pos='none'")
     P = len(cfgs)
     device = torch.device(device)
     task = base.task_obj()

@@ -136,3 +136,105 @@ def tail_saturation(profile: str, seeds=(0,)) -> TailPlan:
     cal = calibration(profile, seeds)
     population = cal.free + cal.streaming + cal.shortcut
     return TailPlan(population, 2, 4, 256 if profile != "paper" else 1024, 4)
+
+
+# ---------------------------------------------------------------------------------------------
+# 04 architecture prior
+
+@dataclass(frozen=True)
+class ArchitecturePlan:
+    tied: tuple[RunConfig, ...]        # the weight-tied model, NoPE (the budget-law run at demand 1)
+    untied: tuple[RunConfig, ...]      # untied control: n_layers * T_train distinct layers, params matched by width
+    tied_scan: tuple[RunConfig, ...]   # tied, with scan-address positions a log-depth scan could use
+    untied_scan: tuple[RunConfig, ...]
+    extra: tuple[RunConfig, ...]       # paper profile: learned and rotary positions, both tyings
+    test_ns: tuple[int, ...]           # lengths for tau against n (tied: loops scaled with n)
+    long_ns: tuple[int, ...]           # extrapolation lengths
+    eval_count: int
+
+
+def matched_untied(cfg: RunConfig) -> RunConfig:
+    """The untied control for a tied config: the same depth (n_layers * T_train layer applications, now
+    each its own layer) and about the same parameter count, matched by shrinking the width to the
+    multiple of n_heads whose parameter count is closest to the tied model's."""
+    from .model import LoopedTransformer
+    target = LoopedTransformer(cfg.model_config()).n_params()
+    best = None
+    for d in range(cfg.n_heads, cfg.d_model + 1, cfg.n_heads):
+        c = replace(cfg, tied=False, d_model=d)
+        if c.pos == "rotary" and (d // c.n_heads) % 2:
+            continue
+        gap = abs(LoopedTransformer(c.model_config()).n_params() - target)
+        if best is None or gap < best[0]:
+            best = (gap, c)
+    return best[1]
+
+
+def architecture_prior(profile: str, seeds=(0,)) -> ArchitecturePlan:
+    check_params(profile, list(seeds))
+    if profile == "smoke":
+        tied = tuple(replace(_SMOKE_BASE, T_train=4, seed=s) for s in seeds)
+        test_ns, long_ns, count = (2, 3, 4), (6,), 64
+    elif profile == "quick":
+        tied = tuple(replace(_QUICK_BASE, T_train=_QUICK_BASE.n_train, seed=s) for s in seeds)   # budget-law 8/8
+        test_ns, long_ns, count = tuple(range(2, _QUICK_BASE.n_train + 1)), (12, 16), 512
+    else:
+        tied = tuple(replace(_PAPER_BASE, experiment="architecture_prior", T_train=_PAPER_BASE.n_train, seed=s,
+                             **PRESETS[size]) for size in ("s", "m", "l") for s in seeds)
+        test_ns, long_ns, count = (8, 12, 16, 24, 32, 48, 64), (32, 64), 1024
+    exp = "smoke" if profile == "smoke" else "architecture_prior"
+    untied = tuple(replace(matched_untied(c), experiment=exp) for c in tied)
+    tied_scan = tuple(replace(c, experiment=exp, pos="scan") for c in tied)
+    untied_scan = tuple(replace(c, pos="scan") for c in untied)
+    extra = () if profile != "paper" else tuple(
+        replace(c, pos=p) for p in ("learned", "rotary") for c in tied + untied)
+    return ArchitecturePlan(tied, untied, tied_scan, untied_scan, extra, test_ns, long_ns, count)
+
+
+# ---------------------------------------------------------------------------------------------
+# 05 operator wall
+
+CURRICULA = {   # how a run meets the operator g∘h (length-2 words) and the iteration (longer words)
+    # operator first: length-2 words only until position-2 accuracy >= first_acc (the Cayley table),
+    # then +1 length whenever the windowed last-position accuracy >= promote_acc
+    "operator_first": dict(curriculum_start=2),
+    # joint: every batch at full length from step 0 (operator and iteration learned together)
+    "joint": dict(curriculum_start=None),
+}
+
+
+@dataclass(frozen=True)
+class OperatorWallPlan:
+    runs: dict                          # (group, curriculum) -> tuple of RunConfig (one per seed)
+    streaming: tuple[RunConfig, ...]    # forced seriality: the streaming schedule ...
+    free: tuple[RunConfig, ...]         # ... against free training on the same task and contract
+    long_ns: tuple[int, ...]
+    eval_count: int
+    learned_acc: float
+
+
+def operator_wall(profile: str, seeds=(0, 1)) -> OperatorWallPlan:
+    check_params(profile, list(seeds))
+    if profile == "smoke":
+        base, groups, long_ns, count = replace(_SMOKE_BASE, T_train=4, plateau_stop=10), ("S3", "A4"), (6,), 64
+    elif profile == "quick":
+        # 20k steps: A5 and S5 tables are 3,600 and 14,400 products against S4's 576
+        base = replace(_QUICK_BASE, experiment="operator_wall", T_train=_QUICK_BASE.n_train, max_steps=20000)
+        groups, long_ns, count = ("A5", "S5"), (12, 16), 512
+    else:
+        base = replace(_PAPER_BASE, experiment="operator_wall", T_train=_PAPER_BASE.n_train, max_steps=100000,
+                       **PRESETS["s"])
+        groups, long_ns, count = ("A5", "S5"), (32, 64), 1024
+    runs = {}
+    for g in groups:
+        for name, knobs in CURRICULA.items():
+            start = knobs["curriculum_start"] or base.n_train
+            # joint runs stop when the loss has not improved 2 % in plateau_stop steps (a measured
+            # deadlock); operator-first runs get every step up to max_steps
+            plateau = (base.plateau_stop or 4000) if name == "joint" else 0
+            runs[(g, name)] = tuple(replace(base, task=g, curriculum_start=start, plateau_stop=plateau, seed=s)
+                                    for s in seeds)
+    cal = calibration(profile, seeds[:1])
+    free = budget_law(profile, seeds[:1]).runs
+    free = tuple(c for c in free if c.T_train == c.n_train) or free[:1]
+    return OperatorWallPlan(runs, cal.streaming, free, long_ns, count, 0.9)

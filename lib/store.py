@@ -30,6 +30,14 @@ def outputs_dir() -> Path:
     return Path(os.environ.get("LOOPS_OUTPUTS", PROJECT_ROOT / "outputs"))
 
 
+def artifacts_dir(kind: str) -> Path:
+    """Where notebooks write their `results` (measured numbers) and `figures`: outputs/<kind>/, or,
+    inside a sweep point, that point's own folder (LOOPS_POINT_DIR, set by lib.sweep), so parallel
+    points never overwrite each other's or the committed files. Runs stay shared in outputs/runs/."""
+    point = os.environ.get("LOOPS_POINT_DIR")
+    return Path(point) / kind if point else outputs_dir() / kind
+
+
 def config_hash(cfg: RunConfig) -> str:
     """sha256 of the config's NON-DEFAULT fields and the code version.
 
@@ -149,7 +157,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
     """Runs for many configs. Missing runs that differ only in their seed are trained together as
     one population program (`population.py`); the rest one by one. Order follows `cfgs`."""
     from dataclasses import replace
-    from .population import train_population
+    from .population import supports, train_population
     cfgs = list(cfgs)
     missing = [c for c in cfgs if not is_done(c)]
     if missing and not train_if_missing:
@@ -159,7 +167,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
     for c in missing:
         groups.setdefault(replace(c, seed=0), []).append(c)
     for group in groups.values():
-        poolable = len(group) > 1 and group[0].schedule != "log" and group[0].lengths == "max"
+        poolable = len(group) > 1 and supports(group[0])
         if not poolable or any((run_dir(c) / "FAILED").exists() for c in group):
             continue                                   # trained (or reported) one by one below
         locks = [FileLock(str(run_dir(c)) + ".lock", timeout=lock_timeout) for c in group]

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from . import tasks as tasks_mod
-from .model import INJECTIONS, LoopConfig, LoopedTransformer
+from .model import INJECTIONS, POSITIONAL, LoopConfig, LoopedTransformer
 
 # Bump when a change alters what training produces for an unchanged config: it enters every
 # run's hash, so stale cached runs are never read as current ones.
@@ -44,7 +44,8 @@ class RunConfig:
     d_model: int = 64
     n_heads: int = 4
     injection: str = "adapter"
-    # optimisation
+    tied: bool = True                # False: the untied control, T_train distinct blocks applied once each
+    pos: str = "none"                # positional encoding (model.POSITIONAL); NoPE by default
     batch: int = 128
     lr: float = 1e-3
     warmup: int = 100
@@ -53,6 +54,7 @@ class RunConfig:
     max_steps: int = 6000
     polish_steps: int = 300
     final_acc: float = 0.99
+    plateau_stop: int = 0            # > 0: stop early once a deadlock is measured (see RunProgress); 0: never
     # curriculum
     curriculum_start: int = 2
     curriculum_step: int = 1
@@ -84,6 +86,15 @@ class RunConfig:
         if self.schedule == "streaming" and self.T_train != self.n_train + 2:
             raise ValueError(f"T_train: the streaming schedule needs T_train = n_train + 2 = {self.n_train + 2}, "
                              f"got {self.T_train}")
+        if not isinstance(self.tied, bool):
+            raise ValueError(f"tied: must be True or False, got {self.tied!r}")
+        if not self.tied and self.schedule != "fixed":
+            raise ValueError(f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', "
+                             f"got {self.schedule!r}")
+        if self.pos not in POSITIONAL:
+            raise ValueError(f"pos: unknown positional encoding {self.pos!r}; allowed: {POSITIONAL}")
+        if not isinstance(self.plateau_stop, int) or isinstance(self.plateau_stop, bool) or self.plateau_stop < 0:
+            raise ValueError(f"plateau_stop: must be an integer >= 0 (steps; 0 = off), got {self.plateau_stop!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
         for name, lo in (("lr", "positive"), ("clip", "positive"), ("weight_decay", "non-negative")):
@@ -114,7 +125,8 @@ class RunConfig:
     def model_config(self) -> LoopConfig:
         t = self.task_obj()
         return LoopConfig(vocab_size=t.vocab_size, n_classes=t.n_classes, n_layers=self.n_layers,
-                          d_model=self.d_model, n_heads=self.n_heads, injection=self.injection)
+                          d_model=self.d_model, n_heads=self.n_heads, injection=self.injection,
+                          n_blocks=1 if self.tied else self.T_train, pos=self.pos)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -199,10 +211,11 @@ class RunProgress:
         self.curriculum = tasks_mod.LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
                                                      cfg.promote_acc, cfg.first_acc)
         self.step, self.polish_start, self.log, self.window_loss = 0, None, [], []
+        self.plateau_at = None           # step at which a deadlock plateau stopped the run (plateau_stop > 0)
 
     @property
     def finished(self) -> bool:
-        return self.step >= self.cfg.max_steps or (
+        return self.step >= self.cfg.max_steps or self.plateau_at is not None or (
             self.polish_start is not None and self.step >= self.polish_start + self.cfg.polish_steps)
 
     def lr(self) -> float:
@@ -221,21 +234,40 @@ class RunProgress:
             self.log.append({"step": self.step, "length": c.length,
                              "loss": sum(self.window_loss) / len(self.window_loss), "last_acc": c.windowed_acc()})
             self.window_loss = []
+            if (self.cfg.plateau_stop and self.polish_start is None
+                    and plateaued(self.log, self.cfg.plateau_stop, c.promotions)):
+                self.plateau_at = self.step
 
     def state_dict(self) -> dict:
         return {"curriculum": self.curriculum.state_dict(), "step": self.step, "polish_start": self.polish_start,
-                "log": self.log, "window_loss": list(self.window_loss)}
+                "log": self.log, "window_loss": list(self.window_loss), "plateau_at": self.plateau_at}
 
     def load_state_dict(self, state: dict) -> None:
         self.curriculum.load_state_dict(state["curriculum"])
         self.step, self.polish_start, self.log = state["step"], state["polish_start"], state["log"]
         self.window_loss = list(state.get("window_loss", []))
+        self.plateau_at = state.get("plateau_at")
 
     def metrics(self, model, final_eval: dict) -> dict:
         c = self.curriculum
         return {"steps": self.step, "reached_length": c.length, "curriculum_done": c.done,
-                "polished": self.polish_start is not None, "promotions": c.promotions,
+                "polished": self.polish_start is not None, "promotions": c.promotions, "plateau_at": self.plateau_at,
                 "final_eval": final_eval, "log": self.log, "n_params": model.n_params()}
+
+
+def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: float = 0.02) -> bool:
+    """A training plateau, measured on the run's log: over the last `window` steps the curriculum was
+    not promoted and the logged loss never went more than `min_gain` (relative) below its best value
+    before the window. Used to stop deadlocked runs (the operator wall, Paper A §6.3) early; the
+    verdict on a deadlock is read from accuracies afterwards (`instruments.head.deadlock`)."""
+    if not log:
+        return False
+    step = log[-1]["step"]
+    if step < 2 * window or (promotions and promotions[-1] > step - window):
+        return False
+    before = [r["loss"] for r in log if r["step"] <= step - window]
+    inside = [r["loss"] for r in log if r["step"] > step - window]
+    return bool(before and inside) and min(inside) > (1.0 - min_gain) * min(before)
 
 
 def autocast(device: torch.device):

@@ -27,7 +27,7 @@ class SerialPropagator(LoopedTransformer):
         h[:, 0, 0] = 1.0
         return h
 
-    def step(self, h, e):
+    def step(self, h, e, loop=0):
         x = self._tokens
         value, latch = h[..., : self.m], h[..., self.m:]
         prev = torch.cat([torch.zeros_like(value[:, :1]), value[:, :-1]], dim=1)   # value of position i-1
@@ -69,7 +69,7 @@ class LinearContraction(LoopedTransformer):
         q, _ = torch.linalg.qr(torch.randn(d, d, generator=g))
         self.A = nn.Parameter(rho * q, requires_grad=False)
 
-    def step(self, h, e):
+    def step(self, h, e, loop=0):
         return h @ self.A.T + e
 
 
@@ -79,5 +79,5 @@ class TwoFixedPoints(LoopedTransformer):
     def __init__(self, d: int = 6):
         super().__init__(LoopConfig(vocab_size=4, n_classes=3, n_layers=1, d_model=d, n_heads=1, injection="none"))
 
-    def step(self, h, e):
+    def step(self, h, e, loop=0):
         return torch.tanh(3.0 * h)

@@ -65,7 +65,7 @@ def _step_fn(model, e):
 def jacobian_alignment(model, tokens: torch.Tensor, T: int, probes: int = 4, seed: int = 0) -> np.ndarray:
     """(T - 1,) mean cosine between J_t u and J_{t+1} u over probes u, for t = 1..T-1 (J_t at h^t)."""
     states = _states(model, tokens, T)                          # h^1..h^T
-    e = model.embed(tokens).detach()
+    e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
     us = [torch.randn(states[0].shape, generator=g) for _ in range(probes)]
     us = [u / u.flatten(1).norm(dim=1)[:, None, None] for u in us]
@@ -104,7 +104,7 @@ def cross_step_similarity(model, tokens: torch.Tensor, T: int, streaming: bool =
 
 def asymptotic_alignment(model, tokens: torch.Tensor, T_long: int, seed: int = 0) -> float:
     """Anil et al.'s AA score: cos(h^T from h^0 = e, h^T from a random h^0), averaged."""
-    e = model.embed(tokens).detach()
+    e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
     r = torch.randn(e.shape, generator=g)
     r = r / r.norm(dim=-1, keepdim=True) * e.norm(dim=-1, keepdim=True)
@@ -143,7 +143,7 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
         return Prop1Check(tau_star, T, last_step, growth, float("nan"), float("nan"), float("nan"), False)
     k = T - tau_star
     preserved = skip_k_preservation(model, tokens, T, k)
-    e = model.embed(tokens).detach()
+    e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
     jac_change = 0.0
     for _ in range(probes):
