@@ -107,12 +107,15 @@ def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=No
     Returns (fig, readout) where readout is a one-line text summary."""
     from .instruments.head import accuracy_by_loops
     c = run.config
+    depth_note = ""
+    if not run.model.tied and T > run.model.cfg.n_blocks:     # an untied model has no loops beyond its depth
+        T, depth_note = run.model.cfg.n_blocks, f" (untied: T capped at its depth {run.model.cfg.n_blocks})"
     acc = accuracy_by_loops(run.model, c.task_obj(), n, T, count=count, seed=seed, streaming=c.streaming)
     fig = fig or plt.figure(figsize=(10, 3.8))
     fig.clear()
     ax1, ax2 = fig.subplots(1, 2)
     loop_position_map(acc.position_acc, ax=ax1, T_mark=c.T_train if c.T_train < T else None,
-                      title=f"{c.task} {c.schedule}, trained n={c.n_train} T={c.T_train}: test n={n}, T={T}")
+                      title=f"{c.task} {c.schedule}{'' if c.tied else ' untied'}{'' if c.pos == 'none' else ' ' + c.pos}, trained n={c.n_train} T={c.T_train}: test n={n}, T={T}")
     ax2.plot(np.arange(1, T + 1), acc.seq_acc, "o-", ms=3)
     ax2.set_ylim(-0.02, 1.02)
     ax2.set_xlabel("loop t")
@@ -123,5 +126,5 @@ def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=No
     prefix = np.where(ok.all(1), n, np.argmin(ok, axis=1))          # solved prefix after each loop
     best = int(prefix.argmax())
     readout = (f"n={n} T={T}: solved prefix after T loops {prefix[-1]}/{n} positions (>= 90 % correct), "
-               f"sequence accuracy {acc.seq_acc[-1]:.2f}; longest prefix {prefix[best]} at loop {best + 1}")
+               f"sequence accuracy {acc.seq_acc[-1]:.2f}; longest prefix {prefix[best]} at loop {best + 1}{depth_note}")
     return fig, readout

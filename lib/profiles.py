@@ -147,6 +147,7 @@ class ArchitecturePlan:
     untied: tuple[RunConfig, ...]      # untied control: n_layers * T_train distinct layers, params matched by width
     tied_scan: tuple[RunConfig, ...]   # tied, with scan-address positions a log-depth scan could use
     untied_scan: tuple[RunConfig, ...]
+    untied_a5: tuple[RunConfig, ...]   # the untied control on A5 (operator-first, as the tied A5 runs of 05)
     extra: tuple[RunConfig, ...]       # paper profile: learned and rotary positions, both tyings
     test_ns: tuple[int, ...]           # lengths for tau against n (tied: loops scaled with n)
     long_ns: tuple[int, ...]           # extrapolation lengths
@@ -186,9 +187,11 @@ def architecture_prior(profile: str, seeds=(0,)) -> ArchitecturePlan:
     untied = tuple(replace(matched_untied(c), experiment=exp) for c in tied)
     tied_scan = tuple(replace(c, experiment=exp, pos="scan") for c in tied)
     untied_scan = tuple(replace(c, pos="scan") for c in untied)
+    a5 = operator_wall(profile, seeds).runs[(_WALL_GROUPS[profile][0], "operator_first")]
+    untied_a5 = tuple(replace(matched_untied(c), experiment=exp) for c in a5)
     extra = () if profile != "paper" else tuple(
         replace(c, pos=p) for p in ("learned", "rotary") for c in tied + untied)
-    return ArchitecturePlan(tied, untied, tied_scan, untied_scan, extra, test_ns, long_ns, count)
+    return ArchitecturePlan(tied, untied, tied_scan, untied_scan, untied_a5, extra, test_ns, long_ns, count)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,11 +206,14 @@ CURRICULA = {   # how a run meets the operator g∘h (length-2 words) and the it
 }
 
 
+_WALL_GROUPS = {"smoke": ("A4", "S3"), "quick": ("A5", "S5"), "paper": ("A5", "S5")}
+
+
 @dataclass(frozen=True)
 class OperatorWallPlan:
     runs: dict                          # (group, curriculum) -> tuple of RunConfig (one per seed)
     streaming: tuple[RunConfig, ...]    # forced seriality: the streaming schedule ...
-    free: tuple[RunConfig, ...]         # ... against free training on the same task and contract
+    free: tuple[RunConfig, ...]         # ... against free training on the same task (paired by position)
     long_ns: tuple[int, ...]
     eval_count: int
     learned_acc: float
@@ -216,15 +222,16 @@ class OperatorWallPlan:
 def operator_wall(profile: str, seeds=(0, 1)) -> OperatorWallPlan:
     check_params(profile, list(seeds))
     if profile == "smoke":
-        base, groups, long_ns, count = replace(_SMOKE_BASE, T_train=4, plateau_stop=10), ("S3", "A4"), (6,), 64
+        base, long_ns, count = replace(_SMOKE_BASE, T_train=4, plateau_stop=10), (6,), 64
     elif profile == "quick":
         # 20k steps: A5 and S5 tables are 3,600 and 14,400 products against S4's 576
         base = replace(_QUICK_BASE, experiment="operator_wall", T_train=_QUICK_BASE.n_train, max_steps=20000)
-        groups, long_ns, count = ("A5", "S5"), (12, 16), 512
+        long_ns, count = (12, 16), 512
     else:
         base = replace(_PAPER_BASE, experiment="operator_wall", T_train=_PAPER_BASE.n_train, max_steps=100000,
                        **PRESETS["s"])
-        groups, long_ns, count = ("A5", "S5"), (32, 64), 1024
+        long_ns, count = (32, 64), 1024
+    groups = _WALL_GROUPS[profile]
     runs = {}
     for g in groups:
         for name, knobs in CURRICULA.items():
@@ -234,7 +241,11 @@ def operator_wall(profile: str, seeds=(0, 1)) -> OperatorWallPlan:
             plateau = (base.plateau_stop or 4000) if name == "joint" else 0
             runs[(g, name)] = tuple(replace(base, task=g, curriculum_start=start, plateau_stop=plateau, seed=s)
                                     for s in seeds)
+    # forced seriality, paired with free training of the same task: S4 (the calibration streaming
+    # run against the budget-law run at T = n) and the first group of the wall (operator-first)
     cal = calibration(profile, seeds[:1])
-    free = budget_law(profile, seeds[:1]).runs
-    free = tuple(c for c in free if c.T_train == c.n_train) or free[:1]
-    return OperatorWallPlan(runs, cal.streaming, free, long_ns, count, 0.9)
+    exp = budget_law(profile, seeds[:1]).runs[0].experiment
+    free_s4 = tuple(replace(c, experiment=exp, schedule="fixed", T_train=c.n_train) for c in cal.streaming)
+    free_g = runs[(groups[0], "operator_first")][:1]
+    stream_g = tuple(replace(c, schedule="streaming", T_train=c.n_train + 2) for c in free_g)
+    return OperatorWallPlan(runs, cal.streaming + stream_g, free_s4 + free_g, long_ns, count, 0.9)

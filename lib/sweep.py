@@ -161,6 +161,26 @@ def load_grid_file(path) -> dict:
     return spec
 
 
+def notebook_parameters(notebook: Path) -> list[str]:
+    """Names assigned in the notebook's `parameters` cell. papermill.inspect_notebook gives them,
+    except for lines its parser gives up on (a comment with parentheses and a colon, e.g.), which it
+    drops with a warning; a plain scan of `NAME =` lines catches those."""
+    import logging
+    import nbformat
+    import papermill
+    logger = logging.getLogger("papermill.translators")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        names = list(papermill.inspect_notebook(str(notebook)))
+    finally:
+        logger.setLevel(level)
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            names += re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=(?!=)", cell.source, re.M)
+    return list(dict.fromkeys(names))
+
+
 def expand_grid(notebook, grid: dict | None = None, seeds=None, name: str | None = None,
                 root: Path | None = None) -> list[Point]:
     """Every point of the grid, checked against the notebook's parameters before any work.
@@ -172,7 +192,7 @@ def expand_grid(notebook, grid: dict | None = None, seeds=None, name: str | None
     notebook = Path(notebook)
     if notebook.suffix != ".ipynb" or not notebook.is_file():
         raise SweepError(f"notebook: {str(notebook)!r} is not an existing .ipynb file")
-    allowed = list(papermill.inspect_notebook(str(notebook)))
+    allowed = notebook_parameters(notebook)
     if not allowed:
         raise SweepError(f"notebook: {notebook.name} has no cell tagged 'parameters'; nothing to sweep")
     grid = {k: (v if isinstance(v, list) else [v]) for k, v in (grid or {}).items()}
@@ -343,27 +363,27 @@ def _make_submitit_executor(executor: str, folder: Path, slurm: SlurmOptions, na
     return ex
 
 
-def job_outcome(job, spec: dict, grace_s: float = 10.0, _ended_at: dict = {}) -> dict | None:
-    """The point's status if its job has ended, else None. Never blocks on a running job: a
-    job's result is read only once its result file exists; a job the scheduler reports as ended
-    without a result file (cancelled, timed out, out of memory, ...) becomes a status after a short
-    grace period (shared filesystems can show the file late)."""
+def job_outcome(job, spec: dict, state: str, ended_at: dict, grace_s: float = 10.0) -> dict | None:
+    """The point's status if its job has ended, else None. Never blocks on a running job: the
+    result is read only once its file exists; a job whose scheduler `state` says it ended without a
+    result file (cancelled, timed out, out of memory, ...) becomes a status after a short grace
+    period (shared filesystems can show the file late). `ended_at` remembers when each job was
+    first seen ended."""
     if job.paths.result_pickle.exists():
         try:
             return job.result()
         except Exception as err:              # run_point never raises; this is the job wrapper failing
             return _ended_without_result(spec, "failed", f"job {job.job_id} raised outside the notebook: "
                                                           f"{str(err).strip().splitlines()[-1][:300]}")
-    state = job.watcher.get_state(job.job_id, mode="cache") if hasattr(job.watcher, "get_state") else job.state
-    state = (state or "UNKNOWN").upper()
-    first_word = state.split()[0]             # sacct says e.g. "CANCELLED by 0"
-    if first_word not in SLURM_ENDED and state not in LOCAL_ENDED:
+    state = state or "UNKNOWN"
+    first_word = state.split()[0].upper()     # sacct says e.g. "CANCELLED by 0"
+    if first_word not in SLURM_ENDED and state.upper() not in LOCAL_ENDED:
         return None
-    ended = _ended_at.setdefault(job.job_id, time.time())
-    if time.time() - ended < grace_s:
+    now = time.time()
+    if now - ended_at.setdefault(job.job_id, now) < grace_s:
         return None
     status = "cancelled" if first_word == "CANCELLED" else "failed"
-    return _ended_without_result(spec, status, f"job {job.job_id} ended {state} without a result",
+    return _ended_without_result(spec, status, f"job {job.job_id} ended without a result (state {state})",
                                  scheduler_state=first_word)
 
 
@@ -381,15 +401,17 @@ def _run_submitit(specs: list[dict], executor: str, folder: Path, slurm: SlurmOp
         return
     deadline = None if max_wait_min is None else time.time() + 60 * max_wait_min
     pending = dict(zip(jobs, specs))
+    ended_at: dict = {}
     try:
         while pending:
-            watcher = getattr(next(iter(pending)), "watcher", None)
-            if executor == "slurm" and watcher is not None:
-                for job in pending:           # one sacct call per poll for every job still pending
-                    watcher.get_info(job.job_id, mode="cache")
+            if executor == "slurm":          # one sacct call per poll for every job still pending
+                watcher = jobs[0].watcher
+                for job in pending:
+                    watcher.get_info(job.job_id, mode="cache")      # registers the job, no call
                 watcher.update()
             for job, spec in list(pending.items()):
-                outcome = job_outcome(job, spec)
+                state = job.watcher.get_state(job.job_id, mode="cache") if executor == "slurm" else job.state
+                outcome = job_outcome(job, spec, state, ended_at)
                 if outcome is not None:
                     del pending[job]
                     report(spec, outcome)
@@ -491,7 +513,7 @@ def run_sweep(notebook, grid: dict | None = None, seeds=None, name: str | None =
     write_summary(rows, sweep_dir / "summary.csv")
     result = SweepResult(sweep_name, sweep_dir, rows, ran=len(todo), skipped=len(points) - len(todo),
                          wall_s=time.time() - t0)
-    print(format_table(rows), flush=True)
+    print(format_table(rows, list(points[0].params)), flush=True)
     counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
     print(f"[sweep] {sweep_name}: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
           + f" in {result.wall_s:.1f} s; table: {sweep_dir / 'summary.csv'}"
@@ -551,36 +573,28 @@ def read_summary(path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def format_table(rows: list[dict], max_result_columns: int = 4) -> str:
+def format_table(rows: list[dict], param_names: list[str], max_result_columns: int = 4) -> str:
     """The printed summary: point, params, status, wall time, then the first few numeric results
-    (every column is in summary.csv) or the error of a point that is not done."""
+    (every column is in summary.csv) and, for a point not done, its error."""
     if not rows:
         return "(no points)"
-    fixed = ["point"] + [k for k in rows[0] if k not in ("point", "status", "wall_s", "error")
-                         and not any(k in r and k not in rows[0] for r in rows[1:])][:0]
-    params = [k for k in rows[0] if k not in ("point", "status", "wall_s", "error")][:0]
-    base = {"point", "status", "wall_s", "error"}
-    param_cols = [k for k in rows[0] if k not in base][: len(_param_names(rows))]
-    result_cols = [k for k in dict.fromkeys(k for r in rows for k in r)
-                   if k not in base and k not in param_cols
-                   and any(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows)]
-    columns = fixed + params + param_cols + ["status", "wall_s"] + result_cols[:max_result_columns]
+    shown = ["point", *param_names, "status", "wall_s"]
+    numeric = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in shown and k != "error"
+               and any(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows)]
+    columns = shown + numeric[:max_result_columns]
 
-    def cell(v):
+    def cell(v) -> str:
         if v is None or v == "":
-            return "–"
+            return "-"
         return f"{v:.3g}" if isinstance(v, float) else str(v)
 
-    table = [columns] + [[cell(r.get(c)) for c in columns] + ([r["error"][:80]] if r.get("error") else [])
-                         for r in rows]
-    widths = [max(len(line[i]) for line in table if i < len(line)) for i in range(len(columns))]
-    return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths)) + ("  " + line[-1] if len(line) > len(columns) else "")
-                     for line in table)
-
-
-def _param_names(rows: list[dict]) -> list[str]:
-    return [k for k in rows[0] if k not in ("point", "status", "wall_s", "error")
-            and all(k in r for r in rows)]
+    table = [columns] + [[cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in table]
+    for i, r in enumerate(rows):
+        if r.get("error"):
+            lines[i + 1] += f"  {r['error'][:100]}"
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -259,7 +259,7 @@ def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: flo
     """A training plateau, measured on the run's log: over the last `window` steps the curriculum was
     not promoted and the logged loss never went more than `min_gain` (relative) below its best value
     before the window. Used to stop deadlocked runs (the operator wall, Paper A §6.3) early; the
-    verdict on a deadlock is read from accuracies afterwards (`instruments.head.deadlock`)."""
+    verdict on a deadlock is read from accuracies afterwards (`instruments.deadlock`)."""
     if not log:
         return False
     step = log[-1]["step"]

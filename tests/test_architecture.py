@@ -1,6 +1,8 @@
 """The architecture-prior controls (Paper A §6.2, App. D) and the operator-wall schedule (§6.3)."""
 import math
 
+import numpy as np
+
 import pytest
 import torch
 
@@ -200,3 +202,28 @@ def test_plateau_stop_ends_a_run_and_survives_resume():
     assert again.finished and again.plateau_at == run.plateau_at
     with pytest.raises(ValueError, match="plateau_stop: must be an integer >= 0"):
         RunConfig(plateau_stop=-1)
+
+
+# --- deadlock reading ---------------------------------------------------------------------------------
+
+def _log(losses, every=50):
+    return [{"step": every * (i + 1), "loss": l, "length": 8, "last_acc": 0.0} for i, l in enumerate(losses)]
+
+
+def test_deadlock_reading_on_constructed_runs():
+    from lib.instruments.deadlock import deadlock, operator_entropy_level
+    level = operator_entropy_level(120, 8)
+    assert level == pytest.approx(7 / 8 * math.log(120))
+    stuck = {"log": _log([level * 1.01] * 100), "promotions": [], "reached_length": 8, "steps": 5000,
+             "plateau_at": 5000}
+    r = deadlock(stuck, 120, [1.0] + [1 / 120] * 7)
+    assert r.deadlocked and r.plateau and r.later_position_acc == pytest.approx(1 / 120)
+    # the same flat loss but later positions learned: not a deadlock (a plateau near success)
+    assert not deadlock(stuck, 120, [1.0] * 8).deadlocked
+    # loss falling to near zero: no plateau, no deadlock
+    learning = {"log": _log(list(np.linspace(5, 0.01, 100))), "promotions": [100, 900], "reached_length": 8,
+                "steps": 5000}
+    assert not deadlock(learning, 120, [1.0] * 8).plateau
+    # flat but far below the entropy level (e.g. stuck at 6 of 8 positions): not the operator wall
+    low = {"log": _log([0.3] * 100), "promotions": [], "reached_length": 8, "steps": 5000}
+    assert not deadlock(low, 120, [1.0] * 6 + [0.0] * 2).deadlocked
