@@ -228,6 +228,18 @@ def write_readme() -> None:
              TARGETS]
     for f in sorted(RESULTS.glob("*.json")):
         r = json.loads(f.read_text())
+        if f.stem == "e2e-empty-cache":   # written by bench/e2e_empty_cache.py
+            ident = [x["identical_to_committed"] for x in r["runs"]]
+            lines += [f"## End to end from an empty run cache ({r['date']})", "",
+                      f"`{r['command']}` with OMP_NUM_THREADS={r['threads']}: exit code {r['rc']}, "
+                      f"**{r['wall_s'] / 60:.0f} min** wall in all (set-up, training every quick run, every notebook); "
+                      f"per notebook (s): " + ", ".join(f"{k} {v:.0f}" for k, v in r["notebooks_s"].items()) + ". "
+                      f"{len(r['runs'])} runs trained; identical weights to the committed runs: "
+                      f"{sum(1 for x in ident if x)} of {sum(1 for x in ident if x is not None)}. {r.get('note', '')}", ""]
+            continue
+        if "device" in r:                 # written by bench/gpu_check.py
+            lines += gpu_section(f.stem, r)
+            continue
         if "matmul" not in r:
             continue
         peak = r["matmul"]["gemm_1024_gflops"]
@@ -258,7 +270,34 @@ def write_readme() -> None:
             lines += ["", f"End to end: quick notebook suite from cached runs {e['quick_suite_from_cached_runs_s']:.0f} s; "
                       f"training every quick run from an empty cache: {train}."]
         lines.append("")
+    gpu_files = [f for f in RESULTS.glob("gpu-*.json")]
+    if not gpu_files:
+        lines += ["## GPU", "", "No GPU figures yet: `bench/gpu_check.py` is the prepared script for a session lent a GPU",
+                  "(`python bench/gpu_check.py --device cpu --tiny` dry-runs its code path on a CPU).", ""]
     (RESULTS.parent / "README.md").write_text("\n".join(lines))
+
+
+def gpu_section(stem: str, r: dict) -> list[str]:
+    m = r["matmul"]
+    lines = [f"## {stem} ({r['device']}, torch {r['torch']}, {r['date']}; `{r['command']}`, {r['wall_s']:.0f} s)", "",
+             f"matmul peak: fp32 {m['gemm_fp32_tflops']:.1f} TFLOP/s, bf16 {m['gemm_bf16_tflops']:.1f} TFLOP/s.", "",
+             "| size | n | T | batch | ours s/step | reference s/step | ours / reference speed | ours TFLOP/s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for t in r["throughput"]:
+        lines.append(f"| {t['size']} | {t['n']} | {t['T']} | {t['batch']} | {t['ours_s_per_step']:.4f} | "
+                     f"{t['reference_s_per_step']:.4f} | {t['speedup_vs_reference']:.2f}x | {t['ours_tflops']:.1f} |")
+    lines += ["", "| population | model | n, T | sequential s | population s | speed-up |", "|---|---|---|---|---|---|"]
+    for p in r["population"]:
+        lines.append(f"| {p['P']} seeds | {p['model']} | {p['n']}, {p['T']} | {p['sequential_s']:.4f} | "
+                     f"{p['population_s']:.4f} | {p['speedup']:.2f}x |")
+    if "compile" in r:
+        c = r["compile"]
+        lines += ["", f"torch.compile ({c['size']}, n={c['n']}, T={c['T']}): {c['speedup_vs_eager']:.2f}x eager after "
+                      f"a {c['compile_s']:.0f} s first step."]
+    t = r["real_training"]
+    lines += ["", f"Real training on the device ({t['config']}): {t['steps']} steps at {t['s_per_step'] * 1e3:.1f} ms/step, "
+                  f"checkpoint written: {t['checkpoint_written']}.", ""]
+    return lines
 
 
 if __name__ == "__main__":

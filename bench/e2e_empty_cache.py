@@ -1,0 +1,90 @@
+"""End to end from an EMPTY run cache (performance issue, item 1): what a fresh clone costs when no
+run is committed. Clones this repository at HEAD into a temporary folder, deletes outputs/runs/,
+runs the README's main command (`make all`: virtualenv set-up, every quick notebook, every quick
+run trained on the CPU), and records the wall time, the time per notebook, and whether every run it
+trained has exactly the weights of the committed run with the same hash.
+
+    .venv/bin/python bench/e2e_empty_cache.py                    # about an hour on a 2-core machine
+    .venv/bin/python bench/e2e_empty_cache.py --report DIR LOG   # only read a finished clone DIR and its log
+
+Writes bench/results/e2e-empty-cache.json; `bench/run.py` renders it into bench/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run_clone(workdir: Path, log: Path) -> None:
+    clone = workdir / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    subprocess.run(["rm", "-rf", str(clone / "outputs" / "runs")], check=True)
+    t = time.time()
+    with open(log, "w") as f:
+        rc = subprocess.run(["make", "all"], cwd=clone, stdout=f, stderr=subprocess.STDOUT,
+                            env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}).returncode
+    with open(log, "a") as f:
+        f.write(f"rc={rc} wall={time.time() - t:.0f}\n")
+
+
+def same_weights(a: Path, b: Path) -> bool:
+    sa, sb = torch.load(a, weights_only=True), torch.load(b, weights_only=True)
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def report(clone: Path, log: Path) -> dict:
+    text = log.read_text()
+    end = re.findall(r"rc=(\d+) wall=(\d+)", text)
+    if not end:
+        raise SystemExit(f"--report: {log} has no final 'rc=… wall=…' line; is the run finished?")
+    rc, wall = int(end[-1][0]), int(end[-1][1])
+    notebooks = {m[0]: float(m[1]) for m in re.findall(r"\[run_all\] (\S+) done in ([\d.]+) s", text)}
+    runs = []
+    for done in sorted((clone / "outputs" / "runs").glob("*/*/DONE")):
+        rel = done.parent.relative_to(clone / "outputs" / "runs")
+        committed = ROOT / "outputs" / "runs" / rel / "model.pt"
+        info = json.loads(done.read_text())
+        runs.append({"run": str(rel), "train_wall_s": info.get("train_wall_s"),
+                     "identical_to_committed": same_weights(done.parent / "model.pt", committed)
+                     if committed.exists() else None})
+    return {"command": "make all (fresh clone, outputs/runs deleted)", "rc": rc, "wall_s": wall,
+            "threads": os.environ.get("OMP_NUM_THREADS", "1"), "notebooks_s": notebooks, "runs": runs,
+            "date": time.strftime("%Y-%m-%d %H:%M")}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--report", nargs=2, metavar=("CLONE_DIR", "LOG"))
+    ap.add_argument("--note", default="", help="free text stored with the figures (e.g. what else ran)")
+    a = ap.parse_args(argv)
+    if a.report:
+        clone, log = Path(a.report[0]), Path(a.report[1])
+    else:
+        work = Path(tempfile.mkdtemp(prefix="e2e-empty-"))
+        log = work / "make_all.log"
+        run_clone(work, log)
+        clone = work / "clone"
+    out = report(clone, log)
+    out["note"] = a.note
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "e2e-empty-cache.json").write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run import write_readme
+    write_readme()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
