@@ -13,7 +13,9 @@ with ignored labels; causal attention keeps padding invisible to the real positi
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -108,14 +110,27 @@ class StackedAdamW:
             p.sub_((lr / bc1).view(shape) * m / denom)
 
 
+def _save_population(path: Path, it: int, seeds, model, opt, gens, runs) -> None:
+    state = {"iteration": it, "seeds": seeds, "params": [w.detach() for w in model.params], "m": opt.m, "v": opt.v,
+             "opt_steps": opt.steps, "data_rng": [g.get_state() for g in gens], "runs": [r.state_dict() for r in runs],
+             "torch_rng": torch.get_rng_state()}
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
 def supports(cfg: RunConfig) -> bool:
     """Population training covers the tied NoPE model with one loop count and one length per step;
     other configs (jittered schedule, uniform lengths, untied or positional controls) train one by one."""
     return cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none"
 
 
-def train_population(cfgs: list[RunConfig], progress: bool = False, device: str = "cpu"):
-    """Train configs that differ only in `seed` as one program. Returns [(model, metrics)] per seed."""
+def train_population(cfgs: list[RunConfig], progress: bool = False, device: str = "cpu", workdir=None):
+    """Train configs that differ only in `seed` as one program. Returns [(model, metrics)] per seed.
+
+    workdir: where `population.pt` is checkpointed every `checkpoint_every` steps; a population
+    interrupted at any moment resumes from it to the same weights (the file names its seeds, and a
+    checkpoint of another seed list is ignored)."""
     base = replace(cfgs[0], seed=0)
     if any(replace(c, seed=0) != base for c in cfgs):
         raise ValueError("cfgs: a population must share every field but `seed`")
@@ -135,10 +150,29 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
     opt = StackedAdamW(model.params, decay, weight_decay=base.weight_decay)
     gens = [torch.Generator().manual_seed(c.seed) for c in cfgs]
     runs = [RunProgress(c) for c in cfgs]           # per-seed curriculum, polishing, stopping and log
+    seeds = [c.seed for c in cfgs]
+    ckpt = Path(workdir) / "population.pt" if workdir is not None else None
+    it = 0
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, weights_only=True, map_location=device)
+        if state["seeds"] == seeds:
+            it = state["iteration"]
+            with torch.no_grad():
+                for w, saved in zip(model.params, state["params"]):
+                    w.copy_(saved)
+            for mine, saved in zip(opt.m + opt.v, state["m"] + state["v"]):
+                mine.copy_(saved)
+            opt.steps.copy_(state["opt_steps"])
+            for g, gs in zip(gens, state["data_rng"]):
+                g.set_state(gs)
+            for r, rs in zip(runs, state["runs"]):
+                r.load_state_dict(rs)
+            torch.set_rng_state(state["torch_rng"])
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=base.max_steps, desc=f"population of {P}", leave=False, mininterval=2.0)
+        bar.update(it)
     while not all(r.finished for r in runs):
         batches = [task.sample(base.batch, r.curriculum.length, g) for r, g in zip(runs, gens)]
         N = max(t.shape[1] for t, _ in batches)
@@ -171,8 +205,11 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
                 if not r.finished:
                     n = t.shape[1] - 1
                     r.after_step(losses[p].item(), (logits[p, :, n].argmax(-1) == labels[p, :, n]).float().mean().item(), n)
+        it += 1
         if bar is not None:
             bar.update(1)
+        if ckpt is not None and it % base.checkpoint_every == 0:
+            _save_population(ckpt, it, seeds, model, opt, gens, runs)
     if bar is not None:
         bar.close()
     out = []

@@ -179,9 +179,10 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
             todo = [c for c in group if not is_done(c)]
             if todo:
                 t0 = time.time()
-                trained = train_population(todo, progress=progress, device=device)
+                trained = train_population(todo, progress=progress, device=device, workdir=run_dir(todo[0]))
                 for c, (model, metrics) in zip(todo, trained):
                     save_run(c, model, metrics, wall_s=(time.time() - t0) / len(todo))
+                (run_dir(todo[0]) / "population.pt").unlink(missing_ok=True)
         except Timeout:
             raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training one of "
                                f"{len(group)} seeds; is another process still training them?") from None

@@ -65,3 +65,31 @@ def test_store_trains_missing_seeds_as_one_population(store_root, monkeypatch):
     assert calls == [2]                                # the two missing seeds, trained together
     assert [r.config.seed for r in runs] == [0, 1, 2] and all(store.is_done(c) for c in cfgs)
     assert runs[0].metrics["population"] == 2
+
+
+def test_interrupted_population_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    cfgs = [replace(BASE, seed=s, max_steps=40, checkpoint_every=10) for s in (0, 1)]
+    reference = train_population(cfgs)
+    from lib import tasks
+    real_sample = tasks.Task.sample
+    calls = {"n": 0}
+
+    def dying_sample(self, *a, **kw):                     # the machine dies during step 26
+        calls["n"] += 1
+        if calls["n"] > 25 * len(cfgs):
+            raise KeyboardInterrupt("injected")
+        return real_sample(self, *a, **kw)
+    monkeypatch.setattr(tasks.Task, "sample", dying_sample)
+    with pytest.raises(KeyboardInterrupt):
+        train_population(cfgs, workdir=tmp_path)
+    monkeypatch.setattr(tasks.Task, "sample", real_sample)
+    state = torch.load(tmp_path / "population.pt", weights_only=True)
+    assert state["iteration"] == 20 and state["seeds"] == [0, 1]
+    resumed = train_population(cfgs, workdir=tmp_path)
+    for (m_ref, met_ref), (m_res, met_res) in zip(reference, resumed):
+        assert met_ref["steps"] == met_res["steps"] and met_ref["log"] == met_res["log"]
+        for k, v in m_ref.state_dict().items():
+            assert torch.equal(m_res.state_dict()[k], v), k
+    # a checkpoint of another seed list is not used
+    other = train_population([replace(c, seed=c.seed + 5) for c in cfgs], workdir=tmp_path)
+    assert [m["steps"] for _, m in other] == [40, 40]
