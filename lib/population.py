@@ -121,8 +121,10 @@ def _save_population(path: Path, it: int, seeds, model, opt, gens, runs) -> None
 
 def supports(cfg: RunConfig) -> bool:
     """Population training covers the tied NoPE model with one loop count and one length per step;
-    other configs (jittered schedule, uniform lengths, untied or positional controls) train one by one."""
-    return cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none"
+    other configs (jittered schedule, uniform lengths, untied or positional controls, warm starts)
+    train one by one."""
+    return (cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none"
+            and not cfg.init_from)
 
 
 def train_population(cfgs: list[RunConfig], progress: bool = False, device: str = "cpu", workdir=None):
@@ -135,9 +137,9 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
     if any(replace(c, seed=0) != base for c in cfgs):
         raise ValueError("cfgs: a population must share every field but `seed`")
     if not supports(base):
-        raise ValueError("schedule/lengths/tied/pos: population training needs one loop count and one length rule "
-                         "per step for all seeds and the tied NoPE model; allowed: schedule 'fixed' or 'streaming', "
-                         "lengths 'max', tied=True, pos='none'")
+        raise ValueError("schedule/lengths/tied/pos/init_from: population training needs one loop count and one length rule "
+                         "per step for all seeds and the tied NoPE model from scratch; allowed: schedule 'fixed' or "
+                         "'streaming', lengths 'max', tied=True, pos='none', init_from=''")
     P = len(cfgs)
     device = torch.device(device)
     task = base.task_obj()

@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -52,6 +52,41 @@ def config_hash(cfg: RunConfig) -> str:
 
 def run_dir(cfg: RunConfig) -> Path:
     return outputs_dir() / "runs" / cfg.experiment / config_hash(cfg)
+
+
+def run_id(cfg: RunConfig) -> str:
+    """'experiment/hash': how a child run names its parent (RunConfig.init_from)."""
+    return f"{cfg.experiment}/{config_hash(cfg)}"
+
+
+def warm_start(parent: RunConfig, **changes) -> RunConfig:
+    """A run initialised from `parent`'s stored weights and trained under `changes` (e.g. a new
+    T_train: budget annealing). The child starts at the full length (curriculum_start = n_train, the
+    parent already knows the task) unless `changes` says otherwise; its hash includes the parent's id,
+    so the lineage is part of the recipe."""
+    changes.setdefault("curriculum_start", changes.get("n_train", parent.n_train))
+    return replace(parent, init_from=run_id(parent), **changes)
+
+
+def parent_state(cfg: RunConfig) -> tuple[dict, dict]:
+    """The verified weights of cfg.init_from and its lineage record. Raises before any work if the
+    parent is missing, unfinished, corrupt, or of another architecture."""
+    d = outputs_dir() / "runs" / cfg.init_from
+    if not (d / "DONE").exists():
+        raise FileNotFoundError(f"init_from: {cfg.init_from!r} is not a finished run in {outputs_dir() / 'runs'}; "
+                                "train the parent first")
+    done = json.loads((d / "DONE").read_text())
+    if _sha256(d / "model.pt") != done["model_sha256"]:
+        raise ValueError(f"init_from: {d / 'model.pt'} does not match the sha256 recorded in DONE; refusing to load")
+    parent_cfg = RunConfig.from_dict(json.loads((d / "config.json").read_text()))
+    if parent_cfg.model_config() != cfg.model_config():
+        raise ValueError(f"init_from: {cfg.init_from!r} has another architecture ({parent_cfg.model_config()}); "
+                         f"allowed: a parent with this run's model config ({cfg.model_config()})")
+    state = torch.load(d / "model.pt", weights_only=True)
+    parent_metrics = json.loads((d / "metrics.json").read_text())
+    lineage = {"init_from": cfg.init_from, "parent_sha256": done["model_sha256"],
+               "parent_lineage": parent_metrics.get("lineage"), "optimizer_state": "fresh (weights only)"}
+    return state, lineage
 
 
 @dataclass
@@ -127,6 +162,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
         raise FileNotFoundError(f"run: {cfg.experiment}/{config_hash(cfg)} is not in the store and "
                                 "train_if_missing=False")
     d = run_dir(cfg)
+    init_state, lineage = parent_state(cfg) if cfg.init_from else (None, None)   # fails before any write
     if (d / "FAILED").exists():
         raise RuntimeError(f"run: {d} failed before: {json.loads((d / 'FAILED').read_text())['error']} "
                            f"(delete {d / 'FAILED'} to retry)")
@@ -139,7 +175,9 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
                 return load_run(cfg)
             t0 = time.time()
             try:
-                model, metrics = train(cfg, workdir=d, progress=progress, device=device)
+                model, metrics = train(cfg, workdir=d, progress=progress, device=device, init_state=init_state)
+                if lineage is not None:
+                    metrics = {**metrics, "lineage": lineage}
             except Diverged as err:
                 _atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise

@@ -61,6 +61,9 @@ class RunConfig:
     promote_acc: float = 0.95
     first_acc: float = 0.98
     lengths: str = "max"
+    # warm start: "experiment/hash" of a finished run whose weights initialise this one (fresh
+    # optimiser and schedule; see store.warm_start); "" = from scratch
+    init_from: str = ""
     # evaluation and bookkeeping
     eval_count: int = 512
     checkpoint_every: int = 250
@@ -107,6 +110,9 @@ class RunConfig:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not 0 < v <= 1:
                 raise ValueError(f"{name}: must be in (0, 1], got {v!r}")
+        if not isinstance(self.init_from, str) or (self.init_from and not _is_run_id(self.init_from)):
+            raise ValueError(f"init_from: must be '' or a stored run's 'experiment/hash' (16 hex digits), "
+                             f"got {self.init_from!r}")
         if not self.experiment or not all(c.isalnum() or c in "-_" for c in self.experiment):
             raise ValueError(f"experiment: must be a non-empty name of letters, digits, '-' or '_', got {self.experiment!r}")
 
@@ -138,6 +144,12 @@ class RunConfig:
         if unknown:
             raise ValueError(f"config: unknown fields {sorted(unknown)}; allowed: {sorted(known)}")
         return cls(**d)
+
+
+def _is_run_id(text: str) -> bool:
+    exp, _, h = text.partition("/")
+    return (bool(exp) and all(c.isalnum() or c in "-_" for c in exp) and len(h) == 16
+            and all(c in "0123456789abcdef" for c in h))
 
 
 class Diverged(FloatingPointError):
@@ -278,23 +290,31 @@ def autocast(device: torch.device):
 
 
 def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, device: str = "cpu",
-          compile: bool = False):
+          compile: bool = False, init_state: dict | None = None):
     """Train one run. Returns (model, metrics). Resumes from `workdir/checkpoint.pt` if present.
 
     device "cuda": the same program on the GPU under bf16 autocast (data are still drawn on the CPU
     from the seeded generator, so the data stream does not depend on the device); compile: wrap the loop
     step in `torch.compile` (it unrolls the loops; worth it only for long GPU runs). The device is
-    not part of the config: a run's hash names its recipe, and the store keeps one run per recipe."""
+    not part of the config: a run's hash names its recipe, and the store keeps one run per recipe.
+
+    init_state: the weights of `cfg.init_from` (the store loads and verifies them); training starts
+    from them with a fresh optimiser, warmup and curriculum. A checkpoint, if present, wins."""
     device = torch.device(device)
     torch.manual_seed(cfg.seed)
     task = cfg.task_obj()
     model = LoopedTransformer(cfg.model_config()).to(device)
+    ckpt_path = Path(workdir) / "checkpoint.pt" if workdir is not None else None
+    if cfg.init_from and not (ckpt_path is not None and ckpt_path.exists()):
+        if init_state is None:
+            raise ValueError(f"init_from: {cfg.init_from!r} needs the parent's weights as init_state "
+                             "(store.get_or_train passes them)")
+        model.load_state_dict({k: v.to(device) for k, v in init_state.items()})
     forward = torch.compile(model) if compile else model
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
     data_gen = torch.Generator().manual_seed(cfg.seed)
     run = RunProgress(cfg)
     last_finite_loss = float("nan")
-    ckpt_path = Path(workdir) / "checkpoint.pt" if workdir is not None else None
     if ckpt_path is not None and ckpt_path.exists():
         state = torch.load(ckpt_path, weights_only=True, map_location=device)
         try:

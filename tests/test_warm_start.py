@@ -1,0 +1,52 @@
+"""Warm start and lineage (budget annealing, Paper A §7)."""
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+
+from lib import store
+from lib.train import RunConfig
+
+PARENT = RunConfig(experiment="warm", task="S3", n_train=4, T_train=4, n_layers=1, d_model=16, n_heads=2, batch=16,
+                   max_steps=30, warmup=5, eval_count=32, checkpoint_every=10)
+
+
+def test_warm_start_begins_exactly_at_the_stored_weights(store_root, monkeypatch):
+    parent = store.get_or_train(PARENT)
+    child_cfg = store.warm_start(PARENT, T_train=2, max_steps=3)
+    assert child_cfg.init_from == store.run_id(PARENT) and child_cfg.curriculum_start == PARENT.n_train
+    # with the optimiser's step switched off, the child's weights must be the parent's, bit for bit
+    monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **kw: None)
+    child = store.get_or_train(child_cfg)
+    for k, v in parent.model.state_dict().items():
+        assert torch.equal(child.model.state_dict()[k], v), k
+
+
+def test_lineage_is_recorded_through_a_chain(store_root):
+    store.get_or_train(PARENT)
+    mid_cfg = store.warm_start(PARENT, T_train=2, max_steps=10)
+    mid = store.get_or_train(mid_cfg)
+    leaf_cfg = store.warm_start(mid_cfg, T_train=1, max_steps=10)
+    leaf = store.get_or_train(leaf_cfg)
+    parent_done = json.loads((store.run_dir(PARENT) / "DONE").read_text())
+    assert mid.metrics["lineage"]["init_from"] == store.run_id(PARENT)
+    assert mid.metrics["lineage"]["parent_sha256"] == parent_done["model_sha256"]
+    assert leaf.metrics["lineage"]["init_from"] == store.run_id(mid_cfg)
+    assert leaf.metrics["lineage"]["parent_lineage"]["init_from"] == store.run_id(PARENT)
+    assert leaf.config.init_from == store.run_id(mid_cfg)        # and in the stored config (the hash)
+    assert store.config_hash(leaf_cfg) != store.config_hash(replace(leaf_cfg, init_from=""))
+
+
+def test_bad_parents_are_refused_before_any_write(store_root):
+    missing = replace(PARENT, T_train=2, init_from="warm/0123456789abcdef")
+    with pytest.raises(FileNotFoundError, match="init_from: 'warm/0123456789abcdef' is not a finished run"):
+        store.get_or_train(missing)
+    assert not store.run_dir(missing).exists()
+    store.get_or_train(PARENT)
+    other_arch = replace(store.warm_start(PARENT, T_train=2), d_model=32)
+    with pytest.raises(ValueError, match="init_from: .* has another architecture"):
+        store.get_or_train(other_arch)
+    assert not store.run_dir(other_arch).exists()
+    with pytest.raises(ValueError, match="init_from: must be '' or a stored run's"):
+        RunConfig(init_from="../../etc/passwd")
