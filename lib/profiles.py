@@ -249,3 +249,39 @@ def operator_wall(profile: str, seeds=(0, 1)) -> OperatorWallPlan:
     free_g = runs[(groups[0], "operator_first")][:1]
     stream_g = tuple(replace(c, schedule="streaming", T_train=c.n_train + 2) for c in free_g)
     return OperatorWallPlan(runs, cal.streaming + stream_g, free_s4 + free_g, long_ns, count, 0.9)
+
+
+# ---------------------------------------------------------------------------------------------
+# 06 portability (budget annealing)
+
+@dataclass(frozen=True)
+class AnnealingPlan:
+    start: tuple[RunConfig, ...]                     # one per seed: the first contract, from scratch
+    chains: tuple[tuple[RunConfig, ...], ...]        # per seed: the annealed runs, contract by contract
+    scratch: tuple[tuple[RunConfig, ...], ...]       # per seed: from-scratch runs at each later contract
+    learned_acc: float
+    eval_count: int
+
+
+def annealing(profile: str, seeds=(0, 1, 2, 3)) -> AnnealingPlan:
+    """Budget annealing at a fixed n: T = n -> n/2 -> n/4, each step warm-started from the last
+    (weights only; fresh optimiser, warmup and polish; full length from the first step), against
+    from-scratch runs of the same contracts (the budget-law runs)."""
+    from .store import warm_start
+    check_params(profile, list(seeds))
+    law = budget_law(profile, seeds)
+    n = law.runs[0].n_train
+    Ts = (n, n // 2, n // 4) if profile != "smoke" else (4, 2, 1)
+    by = {(c.T_train, c.seed): c for c in law.runs if c.d_model == law.runs[0].d_model}   # paper: size s
+    start = tuple(by[(Ts[0], s)] for s in seeds)
+    anneal_steps = {"quick": 6000, "paper": 20000, "smoke": 30}[profile]
+    chains = []
+    for first in start:
+        chain, parent = [], first
+        for T in Ts[1:]:
+            parent = warm_start(parent, experiment="portability" if profile != "smoke" else "smoke", T_train=T,
+                                max_steps=anneal_steps)
+            chain.append(parent)
+        chains.append(tuple(chain))
+    scratch = tuple(tuple(by[(T, s)] for T in Ts[1:]) for s in seeds)
+    return AnnealingPlan(start, tuple(chains), scratch, law.learned_acc, law.eval_count)
