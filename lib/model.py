@@ -16,6 +16,18 @@ Controls for the architecture-prior study (Paper A §6.2, App. D):
   pos           "none" (NoPE, the default), "learned" absolute, "rotary" (RoPE on queries and
                 keys), or "scan": fixed scan-address features of the position (see
                 `scan_address`) through a learned projection, added to the token embedding.
+
+Paper B's knobs (recall = input injection; notebook 09):
+  injection "none"      no recall: the input enters only as the initial state h^0 = e
+            "add"       external recall: e added to the state at the block's entry (Paper A's injection)
+            "internal"  internal recall: e added inside every sublayer, after its pre-norm:
+                        x + Attn(LN(x) + e), x + MLP(LN(x) + e); nothing at the block's entry
+  norm      "pre"   x + f(LN(x))                (default)
+            "peri"  x + LN'(f(LN(x)))           (the sublayer's output normalised too)
+            "post"  LN(x + f(x))
+  outer_norm        h^{t+1} = LN_outer(F(inject(h^t, e))): one LayerNorm on the state after each
+                    whole loop, so the iterated state always lies on the normalised sphere (Paper
+                    B's "normalization around the whole looped block"; notebook 09 says why).
 """
 from __future__ import annotations
 
@@ -26,7 +38,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-INJECTIONS = ("none", "add", "adapter")
+INJECTIONS = ("none", "add", "adapter", "internal")
+NORMS = ("pre", "peri", "post")
 POSITIONAL = ("none", "learned", "rotary", "scan")
 PRESETS = {  # the paper's sizes; heads chosen so every head is 32 wide (the paper does not say)
     "s": dict(n_layers=2, d_model=128, n_heads=4),
@@ -47,6 +60,8 @@ class LoopConfig:
     n_blocks: int = 1          # 1: weight-tied; > 1: untied, one block per loop (T <= n_blocks)
     pos: str = "none"
     max_len: int = 1024        # positions the "learned" and "scan" encodings cover (BOS included)
+    norm: str = "pre"
+    outer_norm: bool = False
 
     def __post_init__(self):
         for name in ("vocab_size", "n_classes", "n_layers", "d_model", "n_heads", "mlp_ratio", "n_blocks", "max_len"):
@@ -60,6 +75,10 @@ class LoopConfig:
             raise ValueError(f"injection: unknown {self.injection!r}; allowed: {INJECTIONS}")
         if self.pos not in POSITIONAL:
             raise ValueError(f"pos: unknown positional encoding {self.pos!r}; allowed: {POSITIONAL}")
+        if self.norm not in NORMS:
+            raise ValueError(f"norm: unknown placement {self.norm!r}; allowed: {NORMS}")
+        if not isinstance(self.outer_norm, bool):
+            raise ValueError(f"outer_norm: must be True or False, got {self.outer_norm!r}")
         if self.pos == "rotary" and (self.d_model // self.n_heads) % 2:
             raise ValueError(f"pos: 'rotary' needs an even head width, got d_model/n_heads = {self.d_model // self.n_heads}")
 
@@ -100,29 +119,47 @@ def rotary(x: torch.Tensor) -> torch.Tensor:
 
 
 class Layer(nn.Module):
-    """One pre-norm transformer layer: x + Attn(LN(x)), then x + MLP(LN(x))."""
+    """One transformer layer: attention then a GELU MLP, each a residual branch; by default pre-norm,
+    x + Attn(LN(x)), then x + MLP(LN(x)) (other placements: see the module docstring)."""
 
     def __init__(self, cfg: LoopConfig):
         super().__init__()
         d = cfg.d_model
         self.n_heads = cfg.n_heads
         self.rotary = cfg.pos == "rotary"
+        self.norm = cfg.norm
         self.ln_attn = nn.LayerNorm(d)
         self.qkv = nn.Linear(d, 3 * d)
         self.attn_out = nn.Linear(d, d)
         self.ln_mlp = nn.LayerNorm(d)
         self.mlp_in = nn.Linear(d, cfg.mlp_ratio * d)
         self.mlp_out = nn.Linear(cfg.mlp_ratio * d, d)
+        if cfg.norm == "peri":
+            self.ln_attn_out, self.ln_mlp_out = nn.LayerNorm(d), nn.LayerNorm(d)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def attend(self, x: torch.Tensor) -> torch.Tensor:
         B, N, D = x.shape
-        q, k, v = self.qkv(self.ln_attn(x)).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = self.qkv(x).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
         if self.rotary:
             q, k = rotary(q), rotary(k)
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True)          # fused kernel, causal
-        x = x + self.attn_out(a.transpose(1, 2).reshape(B, N, D))
+        return self.attn_out(a.transpose(1, 2).reshape(B, N, D))
+
+    def mlp(self, x: torch.Tensor) -> torch.Tensor:
         # exact (erf) GELU: on this torch build it is ~2x faster forward+backward than the tanh form
-        return x + self.mlp_out(F.gelu(self.mlp_in(self.ln_mlp(x))))
+        return self.mlp_out(F.gelu(self.mlp_in(x)))
+
+    def forward(self, x: torch.Tensor, recall: torch.Tensor | None = None) -> torch.Tensor:
+        """recall: the input embedding for internal recall (added to each sublayer's normalised input)."""
+        r = (lambda y: y) if recall is None else (lambda y: y + recall)
+        if self.norm == "pre":
+            x = x + self.attend(r(self.ln_attn(x)))
+            return x + self.mlp(r(self.ln_mlp(x)))
+        if self.norm == "peri":
+            x = x + self.ln_attn_out(self.attend(r(self.ln_attn(x))))
+            return x + self.ln_mlp_out(self.mlp(r(self.ln_mlp(x))))
+        x = self.ln_attn(x + self.attend(r(x)))                               # post-norm
+        return self.ln_mlp(x + self.mlp(r(x)))
 
 
 def reveal_loops(N: int, device=None) -> torch.Tensor:
@@ -146,6 +183,8 @@ class LoopedTransformer(nn.Module):
         self.block = nn.ModuleList(Layer(cfg) for _ in range(cfg.n_layers * cfg.n_blocks))
         if cfg.injection == "adapter":
             self.adapter = nn.Linear(2 * d, d, bias=False)
+        if cfg.outer_norm:
+            self.ln_outer = nn.LayerNorm(d)
         self.ln_out = nn.LayerNorm(d)
         self.readout = nn.Linear(d, cfg.n_classes)
         self._init_weights()
@@ -194,9 +233,10 @@ class LoopedTransformer(nn.Module):
         x = self.inject(h, e)
         L = self.cfg.n_layers
         layers = self.block if self.tied else self.block[loop * L:(loop + 1) * L]
+        recall = e if self.cfg.injection == "internal" else None
         for layer in layers:
-            x = layer(x)
-        return x
+            x = layer(x, recall)
+        return self.ln_outer(x) if self.cfg.outer_norm else x
 
     def decode(self, h: torch.Tensor) -> torch.Tensor:
         return self.readout(self.ln_out(h))

@@ -124,7 +124,7 @@ def supports(cfg: RunConfig) -> bool:
     other configs (jittered schedule, uniform lengths, untied or positional controls, warm starts)
     train one by one."""
     return (cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none"
-            and not cfg.init_from)
+            and not cfg.init_from and cfg.norm == "pre" and not cfg.outer_norm and cfg.injection != "internal")
 
 
 def train_population(cfgs: list[RunConfig], progress: bool = False, device: str = "cpu", workdir=None):

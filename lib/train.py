@@ -46,6 +46,8 @@ class RunConfig:
     injection: str = "adapter"
     tied: bool = True                # False: the untied control, T_train distinct blocks applied once each
     pos: str = "none"                # positional encoding (model.POSITIONAL); NoPE by default
+    norm: str = "pre"                # normalisation placement (model.NORMS; Paper B)
+    outer_norm: bool = False         # LayerNorm on the state after every loop (Paper B)
     batch: int = 128
     lr: float = 1e-3
     warmup: int = 100
@@ -94,6 +96,7 @@ class RunConfig:
         if not self.tied and self.schedule != "fixed":
             raise ValueError(f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', "
                              f"got {self.schedule!r}")
+        self.model_config()               # the model's own checks (norm, outer_norm, ...) name the parameter
         if self.pos not in POSITIONAL:
             raise ValueError(f"pos: unknown positional encoding {self.pos!r}; allowed: {POSITIONAL}")
         if not isinstance(self.plateau_stop, int) or isinstance(self.plateau_stop, bool) or self.plateau_stop < 0:
@@ -132,7 +135,8 @@ class RunConfig:
         t = self.task_obj()
         return LoopConfig(vocab_size=t.vocab_size, n_classes=t.n_classes, n_layers=self.n_layers,
                           d_model=self.d_model, n_heads=self.n_heads, injection=self.injection,
-                          n_blocks=1 if self.tied else self.T_train, pos=self.pos)
+                          n_blocks=1 if self.tied else self.T_train, pos=self.pos, norm=self.norm,
+                          outer_norm=self.outer_norm)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,114 @@
+"""Paper B's knobs in the model and the fixed-point instruments on constructed cases."""
+import numpy as np
+import pytest
+import torch
+
+from lib.instruments import fixedpoint
+from lib.model import LoopConfig, LoopedTransformer
+
+
+@pytest.mark.parametrize("eigs", [[0.5, -0.3, 0.1], [1.7, 0.2, -0.9], [0.9, 0.8, 0.1]])
+def test_spectral_radius_of_a_linear_map_matches_numpy(eigs):
+    g = torch.Generator().manual_seed(1)
+    Q = torch.linalg.qr(torch.randn(3, 3, generator=g))[0]
+    A = Q @ torch.diag(torch.tensor(eigs)) @ torch.linalg.inv(Q)          # non-symmetric in general
+    b = torch.randn(3)
+    f = lambda h: (A @ h.reshape(3)).reshape(1, 3) + b
+    rho = fixedpoint.spectral_radius(f, torch.zeros(1, 3), iters=200)
+    assert rho == pytest.approx(max(abs(x) for x in eigs), rel=2e-2)
+
+
+def test_spectral_radius_with_a_complex_top_pair():
+    r, th = 0.8, 0.7                                      # eigenvalues 0.8 e^{±i 0.7}, and 0.3
+    A = torch.tensor([[r * float(np.cos(th)), -r * float(np.sin(th)), 0.0], [r * float(np.sin(th)), r * float(np.cos(th)), 0.0], [0.0, 0.0, 0.3]])
+    P = torch.tensor([[1.0, 0.5, 0.2], [0.0, 1.0, 0.3], [0.1, 0.0, 1.0]])
+    A = P @ A @ torch.linalg.inv(P)
+    f = lambda h: (A @ h.reshape(3)).reshape(1, 3)
+    exact = max(abs(np.linalg.eigvals(A.numpy())))
+    assert fixedpoint.spectral_radius(f, torch.zeros(1, 3), iters=400) == pytest.approx(exact, rel=3e-2)
+
+
+def test_spectral_radius_of_a_tiny_looped_model_matches_its_full_jacobian():
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=4, n_classes=3, n_layers=1, d_model=4, n_heads=1, injection="add"))
+    tokens = torch.tensor([[3, 0, 1]])
+    h = fixedpoint.states(m, tokens, 5)[-1]
+    e = m.embed_tokens(tokens).detach()
+    G = fixedpoint.step_map(m, e)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel([SDPBackend.MATH]):
+        J = torch.autograd.functional.jacobian(lambda x: G(x.reshape(h.shape)).reshape(-1), h.reshape(-1))
+    exact = max(abs(np.linalg.eigvals(J.detach().numpy())))
+    assert fixedpoint.spectral_radius(G, h, iters=300) == pytest.approx(exact, rel=5e-2)
+
+
+def test_reachability_on_constructed_trajectories():
+    T, B = 12, 2
+    hs = torch.ones(T, B, 3, 2)
+    for t in range(T):
+        hs[t, 0] *= 1 + 0.5 ** t            # contracting: steps shrink geometrically
+        hs[t, 1] *= 1 + 0.5 * (t % 2)       # oscillating: never settles
+    r = fixedpoint.reachability(hs, tol=1e-2)
+    assert r.reached_fraction == 0.5
+    # input 0's step |0.5^{t+1} - 0.5^t| / (1 + 0.5^t) first falls below 0.01 at t = 6 (0-indexed) -> loop 7
+    assert r.reach_loop == 7
+
+
+def test_input_dependence_counts_attractors():
+    class Collapse(torch.nn.Module):             # every input goes to the same point: one fixed point
+        def __call__(self, tokens, T, return_states=False):
+            h = torch.ones(T, len(tokens), tokens.shape[1], 2)
+            return None, h
+    d = fixedpoint.input_dependence(Collapse(), torch.randint(0, 4, (16, 5)), 4, vocab=4)
+    assert d.distinct_fixed_points == 1 and d.mean_distance == 0 and d.nearby_distance == 0
+
+    class Identity(torch.nn.Module):             # the state is the input itself: every input its own point
+        def __call__(self, tokens, T, return_states=False):
+            h = torch.nn.functional.one_hot(tokens, 4).float()[None].expand(T, -1, -1, -1)
+            return None, h
+    tokens = torch.unique(torch.randint(0, 4, (32, 5)), dim=0)
+    d = fixedpoint.input_dependence(Identity(), tokens, 4, vocab=4)
+    assert d.distinct_fixed_points == len(tokens) and d.nearby_distance > 0
+
+
+@pytest.mark.parametrize("injection", ["none", "add", "internal"])
+@pytest.mark.parametrize("norm", ["pre", "peri", "post"])
+@pytest.mark.parametrize("outer", [False, True])
+def test_paper_b_knobs_run(injection, norm, outer):
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=5, n_classes=4, n_layers=1, d_model=8, n_heads=2,
+                                     injection=injection, norm=norm, outer_norm=outer))
+    x = torch.randint(0, 5, (3, 6))
+    logits, hs = m(x, 4, return_states=True)
+    assert logits.shape == (3, 6, 4) and torch.isfinite(hs).all()
+    if outer:   # the outer LayerNorm puts every state on the normalised sphere (unit weight, zero bias at init):
+        # zero mean, mean square var / (var + eps) <= 1 per position
+        assert torch.allclose(hs.mean(-1), torch.zeros(hs.shape[:-1]), atol=1e-5)
+        ms = hs.pow(2).mean(-1)
+        assert (ms <= 1 + 1e-5).all() and (ms > 0.9).all()
+    assert fixedpoint.gradient_norms(m, x, torch.randint(0, 4, (3, 6)), (2, 4))[4] > 0
+
+
+def test_recall_placements_change_the_computation_graph_as_documented():
+    """none: the input reaches loop t only through h^0; external (add): at the block entry;
+    internal: inside each sublayer after its pre-norm (not at the entry)."""
+    torch.manual_seed(0)
+    cfg = dict(vocab_size=5, n_classes=4, n_layers=1, d_model=8, n_heads=2)
+    x = torch.randint(0, 5, (2, 4))
+    h = torch.randn(2, 4, 8)
+    for injection in ("none", "add", "internal"):
+        m = LoopedTransformer(LoopConfig(**cfg, injection=injection))
+        e = m.embed_tokens(x).detach().requires_grad_(True)
+        out = m.step(h, e)
+        grad = torch.autograd.grad(out.sum(), e, allow_unused=True)[0]
+        assert (grad is None) == (injection == "none"), injection     # no recall: one loop ignores e
+        entry = {}
+        m.block[0].ln_attn.register_forward_hook(lambda mod, inp, o: entry.update(x=inp[0]))
+        m.step(h, e)
+        # the block's entry sees h + e with external recall, plain h otherwise
+        assert torch.allclose(entry["x"], h + e if injection == "add" else h), injection
+        if injection == "internal":          # and e enters after the norm: attention's input is LN(h) + e
+            seen = {}
+            m.block[0].qkv.register_forward_hook(lambda mod, inp, o: seen.update(x=inp[0]))
+            m.step(h, e)
+            assert torch.allclose(seen["x"], m.block[0].ln_attn(h) + e)
