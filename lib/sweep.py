@@ -323,6 +323,14 @@ def _check_options(executor: str, workers, slurm: SlurmOptions, max_wait_min) ->
         raise SweepError(f"--mem-gb: must be a number > 0, got {slurm.mem_gb!r}")
     if max_wait_min is not None and not max_wait_min > 0:
         raise SweepError(f"--max-wait-min: must be > 0, got {max_wait_min!r}")
+    if executor != "slurm":
+        slurm_only = {"--partition": slurm.partition, "--account": slurm.account, "--gpus": slurm.gpus,
+                      "--slurm-extra": slurm.extra}
+        for option, value in slurm_only.items():
+            if value:
+                raise SweepError(f"{option}: only for --executor slurm (got --executor {executor})")
+    if executor != "local" and workers is not None:
+        raise SweepError(f"--workers: only for --executor local (got --executor {executor})")
     if executor == "slurm" and shutil.which("sbatch") is None:
         raise SweepError("--executor slurm: `sbatch` is not on PATH (run the sweep on a Slurm login node); "
                          f"allowed here: {[e for e in EXECUTORS if e != 'slurm']}")
@@ -368,18 +376,32 @@ def job_outcome(job, spec: dict, state: str, ended_at: dict, grace_s: float = 10
     result is read only once its file exists; a job whose scheduler `state` says it ended without a
     result file (cancelled, timed out, out of memory, ...) becomes a status after a short grace
     period (shared filesystems can show the file late). `ended_at` remembers when each job was
-    first seen ended."""
-    if job.paths.result_pickle.exists():
-        try:
-            return job.result()
-        except Exception as err:              # run_point never raises; this is the job wrapper failing
-            return _ended_without_result(spec, "failed", f"job {job.job_id} raised outside the notebook: "
-                                                          f"{str(err).strip().splitlines()[-1][:300]}")
+    first seen ended or with a result."""
     state = state or "UNKNOWN"
     first_word = state.split()[0].upper()     # sacct says e.g. "CANCELLED by 0"
-    if first_word not in SLURM_ENDED and state.upper() not in LOCAL_ENDED:
-        return None
+    ended = first_word in SLURM_ENDED or state.upper() in LOCAL_ENDED
     now = time.time()
+    if job.paths.result_pickle.exists():
+        try:
+            outcome = job.result()
+        except Exception as err:              # run_point never raises; this is the job wrapper failing
+            outcome = _ended_without_result(spec, "failed", f"job {job.job_id} raised outside the notebook: "
+                                                             f"{str(err).strip().splitlines()[-1][:300]}")
+        if outcome["status"] == "done" or first_word in ("COMPLETED", "FINISHED"):
+            return outcome
+        # A failed point may have failed *because* its job was cancelled or hit a limit: Slurm signals
+        # every process of the job, the kernel dies first and the worker still records "Kernel died".
+        # The scheduler's final state decides; it normally says so at once (bounded wait for it).
+        if not ended and now - ended_at.setdefault(job.job_id, now) < grace_s:
+            return None
+        if ended and first_word not in ("COMPLETED", "FINISHED"):
+            outcome = _ended_without_result(
+                spec, "cancelled" if first_word == "CANCELLED" else "failed",
+                f"job {job.job_id} ended {state}; the notebook stopped with {outcome.get('ename')}: "
+                f"{outcome.get('evalue')}", scheduler_state=first_word, wall_s=outcome.get("wall_s"))
+        return outcome
+    if not ended:
+        return None
     if now - ended_at.setdefault(job.job_id, now) < grace_s:
         return None
     status = "cancelled" if first_word == "CANCELLED" else "failed"
@@ -417,6 +439,8 @@ def _run_submitit(specs: list[dict], executor: str, folder: Path, slurm: SlurmOp
                     report(spec, outcome)
             if pending and deadline is not None and time.time() > deadline:
                 for job, spec in pending.items():
+                    if executor != "slurm":   # a local subprocess would outlive the runner; a Slurm job may finish
+                        job.cancel(check=False)
                     report(spec, _ended_without_result(
                         spec, "unfinished", f"job {job.job_id} still {job.state} after {max_wait_min} min; "
                         "it writes its own results into the store when it ends (re-running the sweep "
@@ -431,11 +455,13 @@ def _run_submitit(specs: list[dict], executor: str, folder: Path, slurm: SlurmOp
         raise
 
 
-def _ended_without_result(spec: dict, status: str, message: str, scheduler_state: str | None = None) -> dict:
-    """Status of a point whose worker never recorded one (its job was cancelled, killed, ...)."""
+def _ended_without_result(spec: dict, status: str, message: str, scheduler_state: str | None = None,
+                          wall_s: float | None = None) -> dict:
+    """Status of a point whose worker never recorded one, or whose record the scheduler overrules
+    (its job was cancelled, timed out, killed, ...)."""
     folder = Path(spec["folder"])
     folder.mkdir(parents=True, exist_ok=True)
-    out = {"point": folder.name, "params": spec["params"], "status": status, "wall_s": None,
+    out = {"point": folder.name, "params": spec["params"], "status": status, "wall_s": wall_s,
            "cell_index": None, "ename": scheduler_state or "WorkerError", "evalue": message,
            "results": read_results(folder)}
     if scheduler_state:
