@@ -285,3 +285,38 @@ def annealing(profile: str, seeds=(0, 1, 2, 3)) -> AnnealingPlan:
         chains.append(tuple(chain))
     scratch = tuple(tuple(by[(T, s)] for T in Ts[1:]) for s in seeds)
     return AnnealingPlan(start, tuple(chains), scratch, law.learned_acc, law.eval_count)
+
+
+# ---------------------------------------------------------------------------------------------
+# 07 seed contests
+
+@dataclass(frozen=True)
+class ContestPlan:
+    contests: dict                 # name -> tuple of RunConfig, one per seed (one population each)
+    ood_factor: int                # target: whole-word accuracy at ood_factor * n_train, loops scaled alike
+    threshold: float               # a seed "generalizes" when its OOD accuracy >= threshold
+    eval_count: int
+    probes: int                    # random directions for the Jacobian alignment
+    long_factor: int               # loops for asymptotic alignment = long_factor * T_train
+
+
+def contests(profile: str, seeds=tuple(range(16))) -> ContestPlan:
+    """Three configurations of one architecture family where seeds are expected to disagree on
+    out-of-distribution accuracy (quick: small 1-layer models, minutes per seed; paper: S4 at the
+    budget-law sizes)."""
+    check_params(profile, list(seeds))
+    if profile == "smoke":
+        base = replace(_SMOKE_BASE, experiment="smoke", max_steps=20)
+        grid = {"S3 n4 T4": dict(T_train=4), "S3 n4 T2": dict(T_train=2), "parity n4 T4": dict(task="parity", T_train=4)}
+        return ContestPlan({k: tuple(replace(base, seed=s, **v) for s in seeds) for k, v in grid.items()},
+                           2, 0.5, 64, 2, 2)
+    if profile == "quick":
+        base = RunConfig(experiment="contests", task="parity", n_train=16, T_train=16, n_layers=1, d_model=32,
+                         n_heads=2, batch=128, lr=1e-3, warmup=100, max_steps=1500, polish_steps=100)
+        grid = {"parity n16 T16": dict(), "parity n16 T8": dict(T_train=8),
+                "S3 n8 T8": dict(task="S3", n_train=8, T_train=8, max_steps=4000)}
+        return ContestPlan({k: tuple(replace(base, seed=s, **v) for s in seeds) for k, v in grid.items()},
+                           2, 0.5, 512, 4, 4)
+    base = replace(_PAPER_BASE, experiment="contests", **PRESETS["s"])
+    grid = {"S4 n16 T16": dict(T_train=16), "S4 n16 T8": dict(T_train=8), "A5 n16 T16": dict(task="A5", T_train=16)}
+    return ContestPlan({k: tuple(replace(base, seed=s, **v) for s in seeds) for k, v in grid.items()}, 2, 0.5, 1024, 4, 4)
