@@ -302,3 +302,17 @@ def test_bad_grids_are_refused():
         sudoku.count_solutions([0] * 80)
     with pytest.raises(ValueError, match="limit"):
         sudoku.count_solutions([0] * 81, limit=0)
+
+
+def test_prefix_sums_task_trains_on_the_benchmark_set_and_tests_on_another():
+    """The "prefix_sums" task of lib/tasks.py draws training words from the benchmark's fixed set of
+    each length (recipe seed 0) and test words from a different one (recipe seed 1 + seed)."""
+    from lib import tasks
+    task = tasks.make_task("prefix_sums")
+    train_pool = {tuple(r) for r in tasks.benchmark_set(16, 0).tolist()}
+    tokens, labels = task.sample(64, 16, torch.Generator().manual_seed(3))
+    assert all(tuple(r) in train_pool for r in tokens[:, 1:].tolist())
+    assert torch.equal(labels[:, 1:], torch.cumsum(tokens[:, 1:], 1) % 2) and (tokens[:, 0] == task.bos).all()
+    test_tokens, _ = tasks.test_set(task, 16, 200, seed=0)
+    assert torch.equal(test_tokens[:, 1:], e2h.prefix_sums(16, 10_000, seed=1)[0][:200])
+    assert len(tasks.benchmark_set(3, 0)) == 8            # short curriculum lengths: every word once
