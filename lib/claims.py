@@ -139,7 +139,6 @@ def record(notebook: str, results: dict, profile: str = "quick") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     return path
-    return path
 
 
 def verdict(claim: Claim, value, ran: bool = True) -> str:

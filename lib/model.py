@@ -90,7 +90,7 @@ def scan_address(N: int, max_len: int = 1024) -> torch.Tensor:
     (-1)^i, the lowest bit). Shifting the position by 2^k is a FIXED rotation of every pair (by
     pi 2^(k-m)), so a query R_k phi(i) dotted with keys phi(j) peaks exactly at j = i - 2^k: one
     attention head per k reads position i - 2^k, which is what a Hillis-Steele log-depth scan needs
-    (`scan_shift` builds R_k; tests/test_positional.py checks the read)."""
+    (`scan_shift` builds R_k; tests/test_architecture.py checks the read)."""
     M = max(1, math.ceil(math.log2(max_len)))
     i = torch.arange(N, dtype=torch.float32)[:, None]
     angle = math.pi * i / (2.0 ** torch.arange(M, dtype=torch.float32))[None, :]
@@ -113,9 +113,9 @@ def rotary(x: torch.Tensor) -> torch.Tensor:
     N, dh = x.shape[-2], x.shape[-1]
     freq = 10000.0 ** (-torch.arange(0, dh, 2, device=x.device, dtype=torch.float32) / dh)
     angle = torch.arange(N, device=x.device, dtype=torch.float32)[:, None] * freq[None, :]
-    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+    cos, sin = angle.cos(), angle.sin()                      # the rotation in fp32, also under bf16 autocast
+    x1, x2 = x[..., 0::2].float(), x[..., 1::2].float()
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2).to(x.dtype)
 
 
 class Layer(nn.Module):

@@ -156,7 +156,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
     ckpt = Path(workdir) / "population.pt" if workdir is not None else None
     it = 0
     if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, weights_only=True, map_location=device)
+        state = torch.load(ckpt, weights_only=True, map_location="cpu")   # RNG states must stay on the CPU
         if state["seeds"] == seeds:
             it = state["iteration"]
             with torch.no_grad():

@@ -180,8 +180,8 @@ def architecture_prior(profile: str, seeds=(0,)) -> ArchitecturePlan:
         tied = tuple(replace(_QUICK_BASE, T_train=_QUICK_BASE.n_train, seed=s) for s in seeds)   # budget-law 8/8
         test_ns, long_ns, count = tuple(range(2, _QUICK_BASE.n_train + 1)), (12, 16), 512
     else:
-        tied = tuple(replace(_PAPER_BASE, experiment="architecture_prior", T_train=_PAPER_BASE.n_train, seed=s,
-                             **PRESETS[size]) for size in ("s", "m", "l") for s in seeds)
+        tied = tuple(replace(_PAPER_BASE, T_train=_PAPER_BASE.n_train, seed=s, **PRESETS[size])   # budget-law runs
+                     for size in ("s", "m", "l") for s in seeds)
         test_ns, long_ns, count = (8, 12, 16, 24, 32, 48, 64), (32, 64), 1024
     exp = "smoke" if profile == "smoke" else "architecture_prior"
     untied = tuple(replace(matched_untied(c), experiment=exp) for c in tied)
@@ -190,8 +190,11 @@ def architecture_prior(profile: str, seeds=(0,)) -> ArchitecturePlan:
     untied_scan = tuple(replace(c, pos="scan") for c in untied) if profile != "quick" else ()
     a5 = operator_wall(profile, seeds).runs[(_WALL_GROUPS[profile][0], "operator_first")]
     untied_a5 = tuple(replace(matched_untied(c), experiment=exp) for c in a5)
+    # learned / rotary positions: tied runs and their own matched untied controls (a learned table
+    # adds max_len x d parameters, so the match is redone per encoding)
     extra = () if profile != "paper" else tuple(
-        replace(c, pos=p) for p in ("learned", "rotary") for c in tied + untied)
+        replace(c, experiment=exp, pos=p) for p in ("learned", "rotary") for c in tied) + tuple(
+        replace(matched_untied(replace(c, pos=p)), experiment=exp) for p in ("learned", "rotary") for c in tied)
     return ArchitecturePlan(tied, untied, tied_scan, untied_scan, untied_a5, extra, test_ns, long_ns, count)
 
 

@@ -272,16 +272,19 @@ class RunProgress:
 
 
 def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: float = 0.02) -> bool:
-    """A training plateau, measured on the run's log: over the last `window` steps the curriculum was
-    not promoted and the logged loss never went more than `min_gain` (relative) below its best value
-    before the window. Used to stop deadlocked runs (the operator wall, Paper A §6.3) early; the
-    verdict on a deadlock is read from accuracies afterwards (`instruments.deadlock`)."""
+    """A training plateau, measured on the run's log: the curriculum has stood still for at least
+    2 x `window` steps, and over the last `window` steps the logged loss never went more than
+    `min_gain` (relative) below its best value in the steps before the window since that last
+    promotion (losses at an earlier, shorter length are not comparable). Used to stop deadlocked runs
+    (the operator wall, Paper A §6.3) early; the verdict on a deadlock is read from accuracies
+    afterwards (`instruments.deadlock`)."""
     if not log:
         return False
     step = log[-1]["step"]
-    if step < 2 * window or (promotions and promotions[-1] > step - window):
+    since = promotions[-1] if promotions else 0
+    if step - since < 2 * window:
         return False
-    before = [r["loss"] for r in log if r["step"] <= step - window]
+    before = [r["loss"] for r in log if since < r["step"] <= step - window]
     inside = [r["loss"] for r in log if r["step"] > step - window]
     return bool(before and inside) and min(inside) > (1.0 - min_gain) * min(before)
 
@@ -320,7 +323,7 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     run = RunProgress(cfg)
     last_finite_loss = float("nan")
     if ckpt_path is not None and ckpt_path.exists():
-        state = torch.load(ckpt_path, weights_only=True, map_location=device)
+        state = torch.load(ckpt_path, weights_only=True, map_location="cpu")   # RNG states must stay on the CPU
         try:
             model.load_state_dict(state["model"])
         except RuntimeError as err:

@@ -187,6 +187,12 @@ def test_plateaued_detects_a_flat_loss_and_not_a_falling_one():
     assert not plateaued(falling, 500, [])
     assert not plateaued(flat, 500, [1800])          # a promotion inside the window is progress
     assert not plateaued(flat[:15], 500, [])         # too early to tell
+    # after a promotion the loss jumps up and falls again: still learning, not a plateau, even though
+    # it stays above the best loss of the shorter length before the promotion
+    promoted = ([{"step": s, "loss": 0.05} for s in range(50, 3001, 50)]
+                + [{"step": s, "loss": 2.0 - 1.4 * (s - 3000) / 2000} for s in range(3050, 5001, 50)])
+    assert not plateaued(promoted, 900, [3000])
+    assert plateaued(promoted + [{"step": s, "loss": 0.6} for s in range(5050, 7001, 50)], 900, [3000])
 
 
 def test_plateau_stop_ends_a_run_and_survives_resume():

@@ -67,7 +67,8 @@ def _relative_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def input_dependence(model, tokens: torch.Tensor, T: int, vocab: int, tol_distinct: float = 1e-2,
                      seed: int = 0) -> InputDependence:
     """Final states after T loops for `tokens`, for a shuffled pairing of them, and for a copy with one
-    random non-BOS token changed per input."""
+    random non-BOS token changed per input. `vocab`: the number of input SYMBOLS (task.n_symbols, BOS
+    excluded), so a changed token is always another symbol."""
     g = torch.Generator().manual_seed(seed)
     h = states(model, tokens, T)[-1]
     perm = torch.randperm(len(tokens), generator=g)
@@ -105,7 +106,9 @@ def spectral_radius(f, h: torch.Tensor, iters: int = 60, seed: int = 0) -> float
 
 
 def step_map(model, e: torch.Tensor):
-    """G_e(h) = one loop of `model` with input embedding e."""
+    """G_e(h) = one loop of the tied `model` with input embedding e."""
+    if not getattr(model, "tied", True):
+        raise ValueError("model: fixed points are of the tied step map G(h) = F(h, e); got an untied model")
     return lambda h: model.step(h, e)
 
 

@@ -59,6 +59,8 @@ def skip_k_preservation(model, tokens: torch.Tensor, T: int, k: int = 1, streami
 
 
 def _step_fn(model, e):
+    if not getattr(model, "tied", True):      # an untied model has no single step map G to differentiate
+        raise ValueError("model: tail instruments read the tied step map G(h) = F(h, e); got an untied model")
     return lambda h: model.step(h, e)
 
 
