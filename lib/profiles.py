@@ -324,3 +324,56 @@ def contests(profile: str, seeds=tuple(range(16))) -> ContestPlan:
     base = replace(_PAPER_BASE, experiment="contests", **PRESETS["s"])
     grid = {"S4 n16 T16": dict(T_train=16), "S4 n16 T8": dict(T_train=8), "A5 n16 T16": dict(task="A5", T_train=16)}
     return ContestPlan({k: tuple(replace(base, seed=s, **v) for s in seeds) for k, v in grid.items()}, 2, 0.5, 1024, 4, 4)
+
+
+# ---------------------------------------------------------------------------------------------
+# 08 easy-to-hard replication and 09 fixed-point stability (Paper B)
+
+@dataclass(frozen=True)
+class EasyToHardPlan:
+    runs: tuple[RunConfig, ...]        # prefix sums at n_train (one per seed)
+    test_ns: tuple[int, ...]           # test lengths (the last is the 4x claim's, or more)
+    loops_factor: float                # test-time loops up to loops_factor * n (accuracy per iteration)
+    eval_count: int
+    conf_threshold: float              # max-confidence baseline: stop at the first loop this confident
+
+
+def easy_to_hard(profile: str, seeds=(0,)) -> EasyToHardPlan:
+    """Prefix sums by the benchmark's recipe (task "prefix_sums"); the paper profile trains at 32 bits
+    and tests to 512 as Schwarzschild et al.; quick trains at 16 and tests to 64 (4x) on a CPU."""
+    check_params(profile, list(seeds))
+    if profile == "smoke":
+        base = replace(_SMOKE_BASE, task="prefix_sums", n_train=4, T_train=4)
+        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (4, 8), 1.5, 64, 0.9)
+    if profile == "quick":
+        base = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
+                         d_model=32, n_heads=2, batch=128, max_steps=3000, polish_steps=200)
+        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (16, 32, 64), 1.5, 512, 0.9)
+    base = replace(_PAPER_BASE, experiment="easy_to_hard", task="prefix_sums", n_train=32, T_train=32, **PRESETS["s"])
+    return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (32, 64, 128, 512), 1.5, 1024, 0.9)
+
+
+@dataclass(frozen=True)
+class StabilityPlan:
+    runs: dict                         # (recall, outer_norm, norm) -> tuple of RunConfig
+    test_ns: tuple[int, ...]
+    long_factor: int                   # loops for the fixed-point reading = long_factor * T_train
+    eval_count: int
+
+
+RECALLS = {"none": "none", "external": "add", "internal": "internal"}   # Paper B's name -> our injection
+
+
+def stability(profile: str, seeds=(0,)) -> StabilityPlan:
+    """Paper B's grid on prefix sums: recall none / external / internal x outer normalisation off / on
+    (pre-norm, single-layer looped block); the paper profile adds peri- and post-norm."""
+    e2h = easy_to_hard(profile, seeds)
+    norms = ("pre",) if profile != "paper" else ("pre", "peri", "post")
+    runs = {}
+    for recall, injection in RECALLS.items():
+        for outer in (False, True):
+            for norm in norms:
+                runs[(recall, outer, norm)] = tuple(
+                    replace(c, experiment="stability" if profile != "smoke" else "smoke", n_layers=1,
+                            injection=injection, outer_norm=outer, norm=norm) for c in e2h.runs)
+    return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count)
