@@ -86,3 +86,25 @@ def test_halting_rule():
     assert head.halting_loops(16, 2.0) == 8
     with pytest.raises(ValueError, match="v_hat"):
         head.halting_loops(16, 0.0)
+
+
+def test_confidence_stopping_on_a_constructed_model():
+    """A model whose answer is right and confident from loop 3 on: the baseline stops at loop 3."""
+    import torch
+    from lib.instruments.head import confidence_stopping
+    from lib.tasks import make_task, test_set
+
+    task = make_task("parity")
+
+    class Oracle(torch.nn.Module):
+        def forward(self, tokens, T, all_loops=False):
+            x = tokens[:, 1:]
+            y = torch.cumsum(x, 1) % 2
+            good = torch.nn.functional.one_hot(torch.cat([torch.zeros_like(y[:, :1]), y], 1), 2).float() * 10
+            bad = good.flip(-1) * 0.1                                  # wrong and unsure before loop 3
+            out = torch.stack([bad if t < 2 else good for t in range(T)])
+            return out if all_loops else out[-1]
+    acc, stop = confidence_stopping(Oracle(), task, 6, 8, threshold=0.9, count=64)
+    assert acc == 1.0 and stop == 3.0
+    acc, stop = confidence_stopping(Oracle(), task, 6, 2, threshold=0.9, count=64)   # never confident: last loop
+    assert stop == 2.0 and acc == 0.0

@@ -200,3 +200,19 @@ def accuracy_by_loops(model, task: Task, n: int, T_max: int, count: int = 512, s
     tokens, labels = test_set(task, n, count, seed)
     correct = loop_predictions(model, tokens, T_max, streaming).numpy() == labels[:, 1:].numpy()[None]
     return LoopAccuracy(n, correct.all(2).mean(1), correct.mean(1))
+
+
+@torch.no_grad()
+def confidence_stopping(model, task: Task, n: int, T_max: int, threshold: float = 0.9, count: int = 512,
+                        seed: int = 0) -> tuple[float, float]:
+    """The max-confidence stopping baseline the halting rule is compared with: per input, stop at the
+    first loop whose confidence (the smallest, over positions, of the top softmax probability)
+    reaches `threshold`, else at T_max. Returns (whole-word accuracy of the stopped outputs, mean stop loop)."""
+    tokens, labels = test_set(task, n, count, seed)
+    probs = model(tokens, T_max, all_loops=True).softmax(-1)[:, :, 1:]      # (T, B, n, C)
+    conf = probs.max(-1).values.min(-1).values                                # (T, B)
+    confident = conf >= threshold
+    stop = torch.where(confident.any(0), confident.float().argmax(0), torch.full_like(conf[0], T_max - 1).long())
+    pred = probs.argmax(-1)[stop, torch.arange(len(tokens))]                  # (B, n)
+    acc = (pred == labels[:, 1:]).all(1).float().mean().item()
+    return acc, float(stop.float().mean() + 1)
