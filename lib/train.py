@@ -266,9 +266,12 @@ class RunProgress:
 
     def metrics(self, model, final_eval: dict) -> dict:
         c = self.curriculum
-        return {"steps": self.step, "reached_length": c.length, "curriculum_done": c.done,
-                "polished": self.polish_start is not None, "promotions": c.promotions, "plateau_at": self.plateau_at,
-                "final_eval": final_eval, "log": self.log, "n_params": model.n_params()}
+        out = {"steps": self.step, "reached_length": c.length, "curriculum_done": c.done,
+               "polished": self.polish_start is not None, "promotions": c.promotions,
+               "final_eval": final_eval, "log": self.log, "n_params": model.n_params()}
+        if self.cfg.plateau_stop:       # only runs that can stop on a plateau report it (old runs' metrics stay as they were)
+            out["plateau_at"] = self.plateau_at
+        return out
 
 
 def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: float = 0.02) -> bool:
