@@ -246,26 +246,42 @@ def verify() -> list[str]:
 
 
 def _plan_configs(section: str, profile: str, seeds) -> list[RunConfig]:
+    """Every run of a section's plan, parents before children (a warm start needs its parent)."""
     from . import profiles
+    seeds = {} if seeds is None else {"seeds": seeds}
     def calibration():
-        plan = profiles.calibration(profile, seeds)
+        plan = profiles.calibration(profile, **seeds)
         return plan.streaming + plan.shortcut
-    plans = {"budget_law": lambda: profiles.budget_law(profile, seeds).runs, "calibration": calibration}
+    def architecture_prior():
+        plan = profiles.architecture_prior(profile, **seeds)
+        return plan.tied + plan.untied + plan.tied_scan + plan.untied_scan + plan.untied_a5 + plan.extra
+    def operator_wall():
+        plan = profiles.operator_wall(profile, **seeds)
+        return tuple(c for cfgs in plan.runs.values() for c in cfgs) + plan.free + plan.streaming
+    def annealing():
+        plan = profiles.annealing(profile, **seeds)
+        return plan.start + tuple(c for col in plan.scratch for c in col) + tuple(c for ch in plan.chains for c in ch)
+    plans = {"budget_law": lambda: profiles.budget_law(profile, **seeds).runs, "calibration": calibration,
+             "architecture_prior": architecture_prior, "operator_wall": operator_wall, "annealing": annealing,
+             "contests": lambda: tuple(c for cfgs in profiles.contests(profile, **seeds).contests.values() for c in cfgs),
+             "easy_to_hard": lambda: profiles.easy_to_hard(profile, **seeds).runs,
+             "stability": lambda: tuple(c for cfgs in profiles.stability(profile, **seeds).runs.values() for c in cfgs)}
     if section not in plans:
         raise ValueError(f"section: unknown {section!r}; allowed: {sorted(plans)}")
-    return list(plans[section]())
+    return list(dict.fromkeys(plans[section]()))          # a run shared by two lists is trained once
 
 
 def main(argv=None) -> int:
     """`python -m lib.store train <section> [--profile quick] [--shard i/k]`: fill the store for a
-    section's plan (k processes can split it with --shard), or `python -m lib.store list`."""
+    section's plan (k processes can split it with --shard; not for "annealing", whose warm starts need
+    their parents first), or `python -m lib.store list`."""
     import argparse
     ap = argparse.ArgumentParser(prog="python -m lib.store")
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train", help="train every missing run of a section's plan")
     t.add_argument("section")
     t.add_argument("--profile", default="quick")
-    t.add_argument("--seeds", default="0", help="comma-separated seeds")
+    t.add_argument("--seeds", default=None, help="comma-separated seeds (default: the plan's own)")
     t.add_argument("--shard", default="0/1", help="i/k: this process trains runs i, i+k, ...")
     t.add_argument("--threads", type=int, default=1)
     r = sub.add_parser("run", help="get or train one run given as a JSON RunConfig")
@@ -302,7 +318,7 @@ def main(argv=None) -> int:
         return 0
     i, k = (int(x) for x in a.shard.split("/"))
     torch.set_num_threads(a.threads)
-    cfgs = _plan_configs(a.section, a.profile, [int(s) for s in a.seeds.split(",")])
+    cfgs = _plan_configs(a.section, a.profile, None if a.seeds is None else [int(s) for s in a.seeds.split(",")])
     for cfg in cfgs[i::k]:
         t0 = time.time()
         run = get_or_train(cfg, progress=True)
