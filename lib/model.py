@@ -17,6 +17,8 @@ Controls for the architecture-prior study (Paper A §6.2, App. D):
                 keys), or "scan": fixed scan-address features of the position (see
                 `scan_address`) through a learned projection, added to the token embedding.
 
+causal=False: bidirectional attention (every position sees every other), for sudoku only.
+
 Paper B's knobs (recall = input injection; notebook 09):
   injection "none"      no recall: the input enters only as the initial state h^0 = e
             "add"       external recall: e added to the state at the block's entry (Paper A's injection)
@@ -62,6 +64,7 @@ class LoopConfig:
     max_len: int = 1024        # positions the "learned" and "scan" encodings cover (BOS included)
     norm: str = "pre"
     outer_norm: bool = False
+    causal: bool = True        # False: every position attends to every other (sudoku: a cell depends on the whole board)
 
     def __post_init__(self):
         for name in ("vocab_size", "n_classes", "n_layers", "d_model", "n_heads", "mlp_ratio", "n_blocks", "max_len"):
@@ -79,6 +82,8 @@ class LoopConfig:
             raise ValueError(f"norm: unknown placement {self.norm!r}; allowed: {NORMS}")
         if not isinstance(self.outer_norm, bool):
             raise ValueError(f"outer_norm: must be True or False, got {self.outer_norm!r}")
+        if not isinstance(self.causal, bool):
+            raise ValueError(f"causal: must be True or False, got {self.causal!r}")
         if self.pos == "rotary" and (self.d_model // self.n_heads) % 2:
             raise ValueError(f"pos: 'rotary' needs an even head width, got d_model/n_heads = {self.d_model // self.n_heads}")
 
@@ -127,6 +132,7 @@ class Layer(nn.Module):
         d = cfg.d_model
         self.n_heads = cfg.n_heads
         self.rotary = cfg.pos == "rotary"
+        self.causal = cfg.causal
         self.norm = cfg.norm
         self.ln_attn = nn.LayerNorm(d)
         self.qkv = nn.Linear(d, 3 * d)
@@ -142,7 +148,7 @@ class Layer(nn.Module):
         q, k, v = self.qkv(x).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
         if self.rotary:
             q, k = rotary(q), rotary(k)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)          # fused kernel, causal
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)   # fused kernel, causal by default
         return self.attn_out(a.transpose(1, 2).reshape(B, N, D))
 
     def mlp(self, x: torch.Tensor) -> torch.Tensor:
@@ -259,6 +265,8 @@ class LoopedTransformer(nn.Module):
             raise ValueError(f"T: number of loops must be an integer >= 1, got {T!r}")
         if not self.tied and T > self.cfg.n_blocks:
             raise ValueError(f"T: an untied model has {self.cfg.n_blocks} blocks and runs at most that many loops, got {T}")
+        if streaming and not self.cfg.causal:
+            raise ValueError("streaming: the streaming schedule needs causal attention (causal=True)")
         e = self.embed_tokens(tokens)
         h, states = (e if h0 is None else h0), []
         if streaming:

@@ -123,7 +123,7 @@ def supports(cfg: RunConfig) -> bool:
     """Population training covers the tied NoPE model with one loop count and one length per step;
     other configs (jittered schedule, uniform lengths, untied or positional controls, warm starts)
     train one by one."""
-    return (cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none"
+    return (cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none" and cfg.causal
             and not cfg.init_from and cfg.norm == "pre" and not cfg.outer_norm and cfg.injection != "internal")
 
 

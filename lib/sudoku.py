@@ -223,3 +223,47 @@ def to_tensors(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> tuple[to
 def to_string(cells: Sequence[int]) -> str:
     """81 digits as the public CSV field format ('0' = blank)."""
     return "".join(str(int(v)) for v in cells)
+
+
+# ---------------------------------------------------------------------------------------------
+# Data for training a looped transformer (task "sudoku" in tasks.py)
+
+TRAIN_GIVENS = 34           # the public recipe's training difficulty (deep-thinking: 34 givens)
+HARDER_GIVENS = (28, 24)    # our harder test sets (the public recipe tests at 17; see the docstring)
+TRAIN_POOL = 1000           # distinct training puzzles; symmetries (`augment`) multiply them
+
+_POOLS: dict = {}
+
+
+def pool(givens: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """`make_puzzles(count, givens, seed)` as tensors (see `to_tensors`), cached per process."""
+    key = (givens, count, seed)
+    if key not in _POOLS:
+        _POOLS[key] = to_tensors(make_puzzles(count, givens, seed))
+    return _POOLS[key]
+
+
+def _line_order(generator: torch.Generator) -> torch.Tensor:
+    """A random order of the 9 rows (or columns) that keeps bands together: permute the 3 bands,
+    then the 3 lines inside each band."""
+    bands = torch.randperm(3, generator=generator)
+    return torch.cat([3 * b + torch.randperm(3, generator=generator) for b in bands.tolist()])
+
+
+def augment(inputs: torch.Tensor, targets: torch.Tensor,
+            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each (puzzle, solution) pair under its own random validity-preserving symmetry: relabel the
+    digits 1-9, reorder bands and rows within bands, stacks and columns within stacks, and transpose
+    with probability 1/2. Every such map sends a valid grid to a valid grid and is invertible, so a
+    puzzle with one solution keeps exactly one (the solution's image), and 1,000 base puzzles give
+    far more distinct training boards than a short run can see."""
+    out_x, out_y = torch.empty_like(inputs), torch.empty_like(targets)
+    for b in range(inputs.shape[0]):
+        rows, cols = _line_order(generator), _line_order(generator)
+        cells = (9 * rows[:, None] + cols[None, :])
+        if int(torch.randint(0, 2, (1,), generator=generator)):
+            cells = cells.T
+        cells = cells.reshape(81)
+        relabel = torch.cat([torch.zeros(1, dtype=torch.int64), 1 + torch.randperm(9, generator=generator)])
+        out_x[b], out_y[b] = relabel[inputs[b, cells]], relabel[targets[b, cells]]
+    return out_x, out_y

@@ -1,7 +1,7 @@
 """Per-position sequence tasks, their seeded generators and the length curriculum.
 
 Every task maps an input word x_1..x_n to per-position targets y_1..y_n where y_i depends only
-on x_1..x_i (so a causal model can compute it). The model sees `[BOS, x_1, ..., x_n]`: without a
+on x_1..x_i (so a causal model can compute it), except sudoku (below). The model sees `[BOS, x_1, ..., x_n]`: without a
 start token, NoPE + causal attention cannot tell position 1 of `1 1` from position 2 (both see the
 same multiset), which caps prefix parity at 75 % sequence accuracy (shared/notes/cpu-measurements.md).
 The BOS position has no target (label IGNORE).
@@ -16,6 +16,12 @@ Tasks
                  words where 2^n < 10,000), test sets from a second set (recipe seed 1 + seed).
 - "Z60", "S4", "S5", "A5", ... (any name `groups.by_name` knows):
                  prefix products y_i = x_1 ∘ ... ∘ x_i in the convention of `groups.py`.
+- "sudoku":      the one non-prefix task (Paper B): x = 81 cells row-major, 0 = blank, y = the unique
+                 solution's digit in every cell (givens included, so whole-board accuracy is honest).
+                 Needs a bidirectional model (RunConfig causal=False) and n = 81. Training boards are
+                 drawn from a fixed pool of `sudoku.TRAIN_GIVENS`-given puzzles (recipe seed 0) under
+                 random symmetries (`sudoku.augment`); test sets are other seeds' puzzles, and
+                 `sudoku_set` builds the harder (fewer-given) ones.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ import torch
 from . import groups
 
 IGNORE = -100          # cross-entropy ignore index for positions without a target
-TASK_NAMES = ("parity", "increment", "prefix_sums")   # plus any group name, e.g. "S4"
+TASK_NAMES = ("parity", "increment", "prefix_sums", "sudoku")   # plus any group name, e.g. "S4"
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,9 @@ class Task:
                 out[:, i] = x[:, i] ^ carry
                 carry = x[:, i] & carry
             return out
+        if self.name == "sudoku":               # the unique solution, by search (slow; sampling uses the pools)
+            from .sudoku import solve
+            return torch.tensor([solve(row.tolist()) for row in x], dtype=torch.int64).reshape(x.shape)
         table = torch.as_tensor(groups.by_name(self.name).table)
         out = torch.empty_like(x)
         acc = x[:, 0]
@@ -69,6 +78,13 @@ class Task:
 
         Returns (tokens, labels), both (batch, n + 1): tokens = [BOS, x], labels = [IGNORE, y].
         """
+        if self.name == "sudoku":
+            from . import sudoku
+            _check_sudoku_n(n)
+            inputs, solutions = sudoku.pool(sudoku.TRAIN_GIVENS, sudoku.TRAIN_POOL, 0)
+            pick = torch.randint(0, len(inputs), (batch,), generator=generator)
+            x, y = sudoku.augment(inputs[pick], solutions[pick], generator)
+            return with_bos(self, x), with_ignore(y)
         if self.name == "prefix_sums":          # rows of the benchmark's fixed set, drawn with replacement
             pool = benchmark_set(n, 0)
             x = pool[torch.randint(0, len(pool), (batch,), generator=generator)]
@@ -91,6 +107,20 @@ def benchmark_set(n: int, recipe_seed: int) -> torch.Tensor:
 _BENCHMARK_SETS: dict = {}
 
 
+def _check_sudoku_n(n: int) -> None:
+    if n != 81:
+        raise ValueError(f"n: a sudoku board has 81 cells, got n={n}")
+
+
+def sudoku_set(givens: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A fixed sudoku evaluation set (tokens, labels) with exactly `givens` givens; recipe seed
+    1 + seed, apart from the training pool (seed 0)."""
+    from . import sudoku
+    x, y = sudoku.pool(givens, count, 1 + seed)
+    task = make_task("sudoku")
+    return with_bos(task, x), with_ignore(y)
+
+
 def with_bos(task: Task, x: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.full_like(x[:, :1], task.bos), x], dim=1)
 
@@ -100,12 +130,14 @@ def with_ignore(y: torch.Tensor) -> torch.Tensor:
 
 
 def make_task(name: str) -> Task:
+    if name == "sudoku":
+        return Task(name, 10, 10)    # digits 0 (blank) .. 9 in; 1 .. 9 out (class 0 is never a target)
     if name in TASK_NAMES:
         return Task(name, 2, 2)
     try:
         g = groups.by_name(name)
     except ValueError:
-        raise ValueError(f"task: unknown task {name!r}; allowed: 'parity', 'increment', 'prefix_sums', or a group "
+        raise ValueError(f"task: unknown task {name!r}; allowed: 'parity', 'increment', 'prefix_sums', 'sudoku', or a group "
                          "name Z<n> / S<n> / A<n> such as 'Z60', 'S4', 'S5', 'A5'") from None
     return Task(name, g.order, g.order)
 
@@ -115,6 +147,10 @@ def test_set(task: Task, n: int, count: int, seed: int) -> tuple[torch.Tensor, t
     if task.name == "prefix_sums":           # the benchmark's own evaluation words, a set apart from training
         x = benchmark_set(n, 1 + seed)[:count]
         return with_bos(task, x), with_ignore(task.targets(x))
+    if task.name == "sudoku":                # in distribution: other seeds' puzzles at the training difficulty
+        from .sudoku import TRAIN_GIVENS
+        _check_sudoku_n(n)
+        return sudoku_set(TRAIN_GIVENS, count, seed)
     g = torch.Generator().manual_seed(1_000_003 * seed + n)
     return task.sample(count, n, g)
 

@@ -48,6 +48,7 @@ class RunConfig:
     pos: str = "none"                # positional encoding (model.POSITIONAL); NoPE by default
     norm: str = "pre"                # normalisation placement (model.NORMS; Paper B)
     outer_norm: bool = False         # LayerNorm on the state after every loop (Paper B)
+    causal: bool = True              # False: bidirectional attention (sudoku; Paper B)
     batch: int = 128
     lr: float = 1e-3
     warmup: int = 100
@@ -93,6 +94,14 @@ class RunConfig:
                              f"got {self.T_train}")
         if not isinstance(self.tied, bool):
             raise ValueError(f"tied: must be True or False, got {self.tied!r}")
+        if not isinstance(self.causal, bool):
+            raise ValueError(f"causal: must be True or False, got {self.causal!r}")
+        if self.schedule == "streaming" and not self.causal:
+            raise ValueError("schedule: 'streaming' needs causal attention (causal=True)")
+        if self.task == "sudoku" and (self.causal or self.n_train != 81 or self.curriculum_start != 81):
+            raise ValueError("task: 'sudoku' needs causal=False (a cell depends on the whole board) and "
+                             f"n_train = curriculum_start = 81 (one token per cell), got causal={self.causal}, "
+                             f"n_train={self.n_train}, curriculum_start={self.curriculum_start}")
         if not self.tied and self.schedule != "fixed":
             raise ValueError(f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', "
                              f"got {self.schedule!r}")
@@ -136,7 +145,7 @@ class RunConfig:
         return LoopConfig(vocab_size=t.vocab_size, n_classes=t.n_classes, n_layers=self.n_layers,
                           d_model=self.d_model, n_heads=self.n_heads, injection=self.injection,
                           n_blocks=1 if self.tied else self.T_train, pos=self.pos, norm=self.norm,
-                          outer_norm=self.outer_norm)
+                          outer_norm=self.outer_norm, causal=self.causal)
 
     def to_dict(self) -> dict:
         return asdict(self)

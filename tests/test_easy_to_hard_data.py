@@ -316,3 +316,48 @@ def test_prefix_sums_task_trains_on_the_benchmark_set_and_tests_on_another():
     test_tokens, _ = tasks.test_set(task, 16, 200, seed=0)
     assert torch.equal(test_tokens[:, 1:], e2h.prefix_sums(16, 10_000, seed=1)[0][:200])
     assert len(tasks.benchmark_set(3, 0)) == 8            # short curriculum lengths: every word once
+
+
+# --- sudoku as a training task ----------------------------------------------------------------
+
+def test_symmetries_keep_puzzles_valid_unique_and_solved_by_the_mapped_solution(puzzles_30):
+    inputs, targets = sudoku.to_tensors(puzzles_30[:12])
+    x, y = sudoku.augment(inputs, targets, torch.Generator().manual_seed(3))
+    assert not torch.equal(x, inputs)
+    for i in range(len(x)):
+        puzzle, solution = x[i].tolist(), y[i].tolist()
+        assert sudoku.is_valid_solution(solution)
+        assert sudoku.count_solutions(puzzle) == 1 and sudoku.solve(puzzle) == solution
+        assert sum(1 for v in puzzle if v) == 30                      # same difficulty
+    again = sudoku.augment(inputs, targets, torch.Generator().manual_seed(3))
+    assert torch.equal(again[0], x) and torch.equal(again[1], y)      # seeded
+
+
+def test_sudoku_task_batches_and_test_sets():
+    from lib import tasks
+    task = tasks.make_task("sudoku")
+    tokens, labels = task.sample(4, 81, torch.Generator().manual_seed(0))
+    assert tokens.shape == labels.shape == (4, 82)
+    assert (tokens[:, 0] == task.bos).all() and (labels[:, 0] == tasks.IGNORE).all()
+    given = tokens[:, 1:] != 0
+    assert (given.sum(1) == sudoku.TRAIN_GIVENS).all()
+    assert (labels[:, 1:][given] == tokens[:, 1:][given]).all()     # givens keep their digit as target
+    for b in range(4):
+        assert sudoku.solve(tokens[b, 1:].tolist()) == labels[b, 1:].tolist()
+    assert torch.equal(task.targets(tokens[:2, 1:]), labels[:2, 1:])  # the solver agrees
+    hard_x, hard_y = tasks.sudoku_set(28, 3, seed=0)
+    assert ((hard_x[:, 1:] != 0).sum(1) == 28).all()
+    with pytest.raises(ValueError, match="n: a sudoku board has 81 cells"):
+        task.sample(2, 80, torch.Generator())
+
+
+def test_sudoku_runs_need_a_bidirectional_model_of_81_cells():
+    from lib.train import RunConfig
+    with pytest.raises(ValueError, match="causal=False"):
+        RunConfig(task="sudoku", n_train=81, curriculum_start=81)
+    with pytest.raises(ValueError, match="n_train = curriculum_start = 81"):
+        RunConfig(task="sudoku", n_train=80, curriculum_start=80, causal=False)
+    cfg = RunConfig(task="sudoku", n_train=81, curriculum_start=81, causal=False, pos="learned")
+    assert cfg.model_config().causal is False
+    with pytest.raises(ValueError, match="streaming"):
+        RunConfig(n_train=8, T_train=10, schedule="streaming", causal=False)

@@ -74,3 +74,21 @@ def test_bad_config(kw, msg):
 def test_bad_T():
     with pytest.raises(ValueError, match="T: "):
         make()(torch.zeros(1, 3, dtype=torch.long), 0)
+
+
+def test_bidirectional_attention_lets_early_positions_see_later_tokens():
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=1, d_model=32, n_heads=4,
+                                     causal=False)).eval()
+    causal = make(n_layers=1)
+    causal.load_state_dict(m.state_dict())                 # same weights, only the mask differs
+    x = torch.randint(0, 7, (2, 8))
+    y = x.clone()
+    y[:, 5:] = (y[:, 5:] + 1) % 7
+    assert not torch.allclose(m(x, 2)[:, :5], m(y, 2)[:, :5])
+    torch.testing.assert_close(causal(x, 2)[:, :5], causal(y, 2)[:, :5])
+    torch.testing.assert_close(m(x, 1)[:, -1], causal(x, 1)[:, -1])   # one loop: the last position sees all either way
+    with pytest.raises(ValueError, match="streaming"):
+        m(x, 9, streaming=True)
+    with pytest.raises(ValueError, match="causal"):
+        LoopConfig(vocab_size=5, n_classes=4, causal=1)
