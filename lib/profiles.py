@@ -267,12 +267,17 @@ class AnnealingPlan:
     eval_count: int
 
 
-def annealing(profile: str, seeds=(0, 1, 2, 3)) -> AnnealingPlan:
+ANNEALING_SEEDS = {"smoke": (0, 1), "quick": (0, 1), "paper": (0, 1, 2, 3)}   # the paper: 4 seeds
+
+
+def annealing(profile: str, seeds=None) -> AnnealingPlan:
     """Budget annealing at a fixed n: T = n -> n/2 -> n/4, each step warm-started from the last
     (weights only; fresh optimiser, warmup and polish; full length from the first step), against
-    from-scratch runs of the same contracts (the budget-law runs)."""
+    from-scratch runs of the same contracts (the budget-law runs). seeds None: the profile's
+    (`ANNEALING_SEEDS`; quick runs 2 of the paper's 4 to fit a CPU session)."""
     from .store import warm_start
-    check_params(profile, list(seeds))
+    check_params(profile, None if seeds is None else list(seeds))
+    seeds = ANNEALING_SEEDS[profile] if seeds is None else tuple(seeds)
     law = budget_law(profile, seeds)
     n = law.runs[0].n_train
     Ts = (n, n // 2, n // 4) if profile != "smoke" else (4, 2, 1)

@@ -265,7 +265,8 @@ def _plan_configs(section: str, profile: str, seeds) -> list[RunConfig]:
              "architecture_prior": architecture_prior, "operator_wall": operator_wall, "annealing": annealing,
              "contests": lambda: tuple(c for cfgs in profiles.contests(profile, **seeds).contests.values() for c in cfgs),
              "easy_to_hard": lambda: profiles.easy_to_hard(profile, **seeds).runs,
-             "stability": lambda: tuple(c for cfgs in profiles.stability(profile, **seeds).runs.values() for c in cfgs)}
+             "stability": lambda: tuple(c for plan in [profiles.stability(profile, **seeds)]
+                                        for cfgs in list(plan.runs.values()) + list(plan.sudoku.values()) for c in cfgs)}
     if section not in plans:
         raise ValueError(f"section: unknown {section!r}; allowed: {sorted(plans)}")
     return list(dict.fromkeys(plans[section]()))          # a run shared by two lists is trained once
