@@ -285,3 +285,48 @@ def load_chess(root: str | os.PathLike, start: int = CHESS_TRAIN_RANGE[0], stop:
         boards[black] = boards[black].flip(2)     # (M, 12, 8, 8): dim 2 is the rank axis
         targets[black] = targets[black].flip(1)   # (M, 8, 8):     dim 1 is the rank axis
     return ChessPuzzles(boards, targets, who_moves, ratings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Chess as a training task (task "chess" in tasks.py): only where the user supplies the files
+# ---------------------------------------------------------------------------------------------
+
+CHESS_DATA_ENV = "LOOPS_CHESS_DATA"     # folder holding chess_data/ (nothing is ever downloaded)
+
+
+def chess_tokens(boards: torch.Tensor) -> torch.Tensor:
+    """(N, 12, 8, 8) one-hot planes -> (N, 64) int64 square tokens, squares in the planes' row-major
+    order: 0 = empty, 1 + c = a piece of plane c (1-6 the mover's K Q B N R P, 7-12 the opponent's)."""
+    if boards.dim() != 4 or tuple(boards.shape[1:]) != (12, 8, 8):
+        raise ValueError(f"boards: must be (N, 12, 8, 8) one-hot planes, got {tuple(boards.shape)}")
+    occupied = boards.sum(1)
+    if ((occupied != 0) & (occupied != 1)).any():
+        raise ValueError("boards: some square holds more than one piece (planes must be one-hot)")
+    tokens = (boards.argmax(1) + 1) * occupied.to(torch.int64)
+    return tokens.reshape(-1, 64)
+
+
+_CHESS_SETS: dict = {}
+
+
+def chess_set(part: str, count: int | None = None, offset: int = 0,
+              root: str | os.PathLike | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(tokens (N, 64), targets (N, 64) 0/1) of the official puzzles, mover at the bottom (deep-
+    thinking's flipped dataset): part "train" reads CHESS_TRAIN_RANGE, "test" CHESS_TEST_RANGE (the
+    harder, higher-rated puzzles), from `offset` for `count` puzzles (None: to the range's end).
+    root: the data folder, else the LOOPS_CHESS_DATA environment variable. Cached per process."""
+    ranges = {"train": CHESS_TRAIN_RANGE, "test": CHESS_TEST_RANGE}
+    if part not in ranges:
+        raise ValueError(f"part: must be 'train' or 'test', got {part!r}")
+    root = root if root is not None else os.environ.get(CHESS_DATA_ENV)
+    if not root:
+        raise FileNotFoundError(f"chess: the task needs the official easy-to-hard chess files; set {CHESS_DATA_ENV} "
+                                "to the folder holding chess_data/ (nothing is downloaded)")
+    lo, hi = ranges[part]
+    start = lo + offset
+    stop = hi if count is None else min(hi, start + count)
+    key = (str(root), start, stop)
+    if key not in _CHESS_SETS:
+        puzzles = load_chess(root, start, stop, mover_at_bottom=True)
+        _CHESS_SETS[key] = (chess_tokens(puzzles.boards), puzzles.targets.reshape(-1, 64))
+    return _CHESS_SETS[key]

@@ -341,21 +341,29 @@ class EasyToHardPlan:
     loops_factor: float                # test-time loops up to loops_factor * n (accuracy per iteration)
     eval_count: int
     conf_threshold: float              # max-confidence baseline: stop at the first loop this confident
+    chess: tuple[RunConfig, ...] = ()  # the public chess puzzles, trained only where the user supplies them
 
 
 def easy_to_hard(profile: str, seeds=(0,)) -> EasyToHardPlan:
     """Prefix sums by the benchmark's recipe (task "prefix_sums"); the paper profile trains at 32 bits
     and tests to 512 as Schwarzschild et al.; quick trains at 16 and tests to 64 (4x) on a CPU."""
     check_params(profile, list(seeds))
+    # chess (64 square tokens, bidirectional, learned square positions, one looped layer)
+    board = dict(experiment="chess" if profile != "smoke" else "smoke", task="chess", n_train=64, curriculum_start=64,
+                 causal=False, pos="learned", n_layers=1)
+    chess_size = {"smoke": dict(d_model=16, n_heads=2, T_train=2, batch=4, max_steps=3, eval_count=4),
+                  "quick": dict(d_model=64, n_heads=4, T_train=16, batch=32, max_steps=3000, eval_count=512),
+                  "paper": dict(d_model=128, n_heads=4, T_train=32, batch=64, max_steps=30000, eval_count=1024)}[profile]
+    chess = tuple(RunConfig(**board, **chess_size, seed=s) for s in seeds)
     if profile == "smoke":
         base = replace(_SMOKE_BASE, task="prefix_sums", n_train=4, T_train=4)
-        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (4, 8), 1.5, 64, 0.9)
+        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (4, 8), 1.5, 64, 0.9, chess)
     if profile == "quick":
         base = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
                          d_model=32, n_heads=2, batch=128, max_steps=3000, polish_steps=200)
-        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (16, 32, 64), 1.5, 512, 0.9)
+        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (16, 32, 64), 1.5, 512, 0.9, chess)
     base = replace(_PAPER_BASE, experiment="easy_to_hard", task="prefix_sums", n_train=32, T_train=32, **PRESETS["s"])
-    return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (32, 64, 128, 512), 1.5, 1024, 0.9)
+    return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (32, 64, 128, 512), 1.5, 1024, 0.9, chess)
 
 
 @dataclass(frozen=True)

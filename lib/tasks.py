@@ -16,12 +16,16 @@ Tasks
                  words where 2^n < 10,000), test sets from a second set (recipe seed 1 + seed).
 - "Z60", "S4", "S5", "A5", ... (any name `groups.by_name` knows):
                  prefix products y_i = x_1 ∘ ... ∘ x_i in the convention of `groups.py`.
-- "sudoku":      the one non-prefix task (Paper B): x = 81 cells row-major, 0 = blank, y = the unique
+- "sudoku":      a board task (Paper B): x = 81 cells row-major, 0 = blank, y = the unique
                  solution's digit in every cell (givens included, so whole-board accuracy is honest).
                  Needs a bidirectional model (RunConfig causal=False) and n = 81. Training boards are
                  drawn from a fixed pool of `sudoku.TRAIN_GIVENS`-given puzzles (recipe seed 0) under
                  random symmetries (`sudoku.augment`); test sets are other seeds' puzzles, and
                  `sudoku_set` builds the harder (fewer-given) ones.
+- "chess":       the public easy-to-hard chess puzzles, only where the user supplies the files
+                 (LOOPS_CHESS_DATA; `easy_to_hard.chess_set`): x = 64 square tokens (mover at the
+                 bottom), y = 1 on the solution move's origin and destination squares. Bidirectional
+                 model and n = 64; training puzzles from the easy range, test puzzles from the hard one.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ import torch
 from . import groups
 
 IGNORE = -100          # cross-entropy ignore index for positions without a target
-TASK_NAMES = ("parity", "increment", "prefix_sums", "sudoku")   # plus any group name, e.g. "S4"
+TASK_NAMES = ("parity", "increment", "prefix_sums", "sudoku", "chess")   # plus any group name, e.g. "S4"
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class Task:
                 out[:, i] = x[:, i] ^ carry
                 carry = x[:, i] & carry
             return out
+        if self.name == "chess":
+            raise ValueError("task: chess targets come from the puzzle files (easy_to_hard.chess_set), not from x")
         if self.name == "sudoku":               # the unique solution, by search (slow; sampling uses the pools)
             from .sudoku import solve
             return torch.tensor([solve(row.tolist()) for row in x], dtype=torch.int64).reshape(x.shape)
@@ -80,11 +86,17 @@ class Task:
         """
         if self.name == "sudoku":
             from . import sudoku
-            _check_sudoku_n(n)
+            _check_board_n("sudoku", n, 81)
             inputs, solutions = sudoku.pool(sudoku.TRAIN_GIVENS, sudoku.TRAIN_POOL, 0)
             pick = torch.randint(0, len(inputs), (batch,), generator=generator)
             x, y = sudoku.augment(inputs[pick], solutions[pick], generator)
             return with_bos(self, x), with_ignore(y)
+        if self.name == "chess":
+            from .easy_to_hard import chess_set
+            _check_board_n("chess", n, 64)
+            inputs, moves = chess_set("train")
+            pick = torch.randint(0, len(inputs), (batch,), generator=generator)
+            return with_bos(self, inputs[pick]), with_ignore(moves[pick])
         if self.name == "prefix_sums":          # rows of the benchmark's fixed set, drawn with replacement
             pool = benchmark_set(n, 0)
             x = pool[torch.randint(0, len(pool), (batch,), generator=generator)]
@@ -107,9 +119,9 @@ def benchmark_set(n: int, recipe_seed: int) -> torch.Tensor:
 _BENCHMARK_SETS: dict = {}
 
 
-def _check_sudoku_n(n: int) -> None:
-    if n != 81:
-        raise ValueError(f"n: a sudoku board has 81 cells, got n={n}")
+def _check_board_n(task: str, n: int, cells: int) -> None:
+    if n != cells:
+        raise ValueError(f"n: a {task} board has {cells} cells, got n={n}")
 
 
 def sudoku_set(givens: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -132,12 +144,14 @@ def with_ignore(y: torch.Tensor) -> torch.Tensor:
 def make_task(name: str) -> Task:
     if name == "sudoku":
         return Task(name, 10, 10)    # digits 0 (blank) .. 9 in; 1 .. 9 out (class 0 is never a target)
+    if name == "chess":
+        return Task(name, 13, 2)     # empty + 12 piece planes in; square on the solution move or not out
     if name in TASK_NAMES:
         return Task(name, 2, 2)
     try:
         g = groups.by_name(name)
     except ValueError:
-        raise ValueError(f"task: unknown task {name!r}; allowed: 'parity', 'increment', 'prefix_sums', 'sudoku', or a group "
+        raise ValueError(f"task: unknown task {name!r}; allowed: 'parity', 'increment', 'prefix_sums', 'sudoku', 'chess', or a group "
                          "name Z<n> / S<n> / A<n> such as 'Z60', 'S4', 'S5', 'A5'") from None
     return Task(name, g.order, g.order)
 
@@ -149,8 +163,13 @@ def test_set(task: Task, n: int, count: int, seed: int) -> tuple[torch.Tensor, t
         return with_bos(task, x), with_ignore(task.targets(x))
     if task.name == "sudoku":                # in distribution: other seeds' puzzles at the training difficulty
         from .sudoku import TRAIN_GIVENS
-        _check_sudoku_n(n)
+        _check_board_n("sudoku", n, 81)
         return sudoku_set(TRAIN_GIVENS, count, seed)
+    if task.name == "chess":                 # the harder (higher-rated) test range, a slice per seed
+        from .easy_to_hard import chess_set
+        _check_board_n("chess", n, 64)
+        x, y = chess_set("test", count, offset=seed * count)
+        return with_bos(task, x), with_ignore(y)
     g = torch.Generator().manual_seed(1_000_003 * seed + n)
     return task.sample(count, n, g)
 

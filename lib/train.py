@@ -98,9 +98,10 @@ class RunConfig:
             raise ValueError(f"causal: must be True or False, got {self.causal!r}")
         if self.schedule == "streaming" and not self.causal:
             raise ValueError("schedule: 'streaming' needs causal attention (causal=True)")
-        if self.task == "sudoku" and (self.causal or self.n_train != 81 or self.curriculum_start != 81):
-            raise ValueError("task: 'sudoku' needs causal=False (a cell depends on the whole board) and "
-                             f"n_train = curriculum_start = 81 (one token per cell), got causal={self.causal}, "
+        cells = {"sudoku": 81, "chess": 64}.get(self.task)
+        if cells and (self.causal or self.n_train != cells or self.curriculum_start != cells):
+            raise ValueError(f"task: {self.task!r} needs causal=False (a square depends on the whole board) and "
+                             f"n_train = curriculum_start = {cells} (one token per square), got causal={self.causal}, "
                              f"n_train={self.n_train}, curriculum_start={self.curriculum_start}")
         if not self.tied and self.schedule != "fixed":
             raise ValueError(f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', "

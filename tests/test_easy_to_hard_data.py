@@ -361,3 +361,66 @@ def test_sudoku_runs_need_a_bidirectional_model_of_81_cells():
     assert cfg.model_config().causal is False
     with pytest.raises(ValueError, match="streaming"):
         RunConfig(n_train=8, T_train=10, schedule="streaming", causal=False)
+
+
+# --- chess as a training task (only with user-supplied files) ---------------------------------
+
+def write_one_hot_chess_shard(root, n=10):
+    """Official layout, one piece per occupied square: square k of puzzle p holds plane (p + k) % 12
+    when (p + k) % 5 == 0, else nothing."""
+    boards = torch.zeros(n, 12, 8, 8)
+    for p in range(n):
+        for k in range(64):
+            if (p + k) % 5 == 0:
+                boards[p, (p + k) % 12, k // 8, k % 8] = 1
+    targets = torch.zeros(n, 8, 8, dtype=torch.long)
+    targets[:, 0, 3] = 1
+    targets[:, 5, 4] = 1
+    folder = root / "chess_data"
+    folder.mkdir(parents=True)
+    torch.save(boards, folder / "data.pth")
+    torch.save(targets, folder / "targets.pth")
+    torch.save(torch.zeros(n, 1), folder / "who_moves.pth")     # white to move: no mover flip
+    return boards, targets
+
+
+def test_chess_tokens_name_the_piece_on_every_square(tmp_path):
+    boards, _ = write_one_hot_chess_shard(tmp_path)
+    tokens = e2h.chess_tokens(boards)
+    assert tokens.shape == (10, 64)
+    for p in range(10):
+        for k in range(64):
+            assert tokens[p, k] == ((p + k) % 12 + 1 if (p + k) % 5 == 0 else 0)
+    bad = boards.clone()
+    bad[0, :2, 0, 0] = 1
+    with pytest.raises(ValueError, match="more than one piece"):
+        e2h.chess_tokens(bad)
+
+
+def test_chess_task_reads_the_users_files_and_nothing_else(tmp_path, monkeypatch):
+    from lib import tasks
+    from lib.train import RunConfig, train
+    boards, targets = write_one_hot_chess_shard(tmp_path)
+    monkeypatch.delenv(e2h.CHESS_DATA_ENV, raising=False)
+    monkeypatch.setattr(e2h, "_CHESS_SETS", {})
+    monkeypatch.setattr(e2h, "CHESS_TRAIN_RANGE", (0, 6))
+    monkeypatch.setattr(e2h, "CHESS_TEST_RANGE", (6, 10))
+    task = tasks.make_task("chess")
+    with pytest.raises(FileNotFoundError, match="LOOPS_CHESS_DATA"):
+        task.sample(2, 64, torch.Generator())
+    monkeypatch.setenv(e2h.CHESS_DATA_ENV, str(tmp_path))
+    tokens, labels = task.sample(5, 64, torch.Generator().manual_seed(0))
+    assert tokens.shape == labels.shape == (5, 65) and (tokens[:, 0] == task.bos).all()
+    train_tokens = e2h.chess_tokens(boards[:6])
+    for row in tokens[:, 1:]:
+        assert any(torch.equal(row, t) for t in train_tokens)          # drawn from the easy range only
+    flipped = targets.flip(1).reshape(-1, 64)                           # as the public loader hands them over
+    assert torch.equal(labels[0, 1:], flipped[0])
+    test_x, test_y = tasks.test_set(task, 64, 4, seed=0)
+    assert torch.equal(test_x[:, 1:], e2h.chess_tokens(boards[6:10]))   # the hard range
+    cfg = RunConfig(experiment="t", task="chess", n_train=64, T_train=2, curriculum_start=64, causal=False,
+                    pos="learned", n_layers=1, d_model=16, n_heads=2, batch=4, max_steps=3, eval_count=4)
+    _, metrics = train(cfg)
+    assert metrics["steps"] == 3 and 0 <= metrics["final_eval"]["token_acc"] <= 1
+    with pytest.raises(ValueError, match="n: a chess board has 64 cells"):
+        task.sample(2, 63, torch.Generator())
