@@ -360,7 +360,7 @@ def easy_to_hard(profile: str, seeds=(0,)) -> EasyToHardPlan:
         return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (4, 8), 1.5, 64, 0.9, chess)
     if profile == "quick":
         base = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
-                         d_model=32, n_heads=2, batch=128, max_steps=3000, polish_steps=200)
+                         d_model=32, n_heads=2, batch=128, max_steps=8000, polish_steps=200)
         return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (16, 32, 64), 1.5, 512, 0.9, chess)
     base = replace(_PAPER_BASE, experiment="easy_to_hard", task="prefix_sums", n_train=32, T_train=32, **PRESETS["s"])
     return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (32, 64, 128, 512), 1.5, 1024, 0.9, chess)
