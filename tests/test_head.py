@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import torch
 import pytest
 
 from lib.instruments import head
@@ -108,3 +109,31 @@ def test_confidence_stopping_on_a_constructed_model():
     assert acc == 1.0 and stop == 3.0
     acc, stop = confidence_stopping(Oracle(), task, 6, 2, threshold=0.9, count=64)   # never confident: last loop
     assert stop == 2.0 and acc == 0.0
+
+
+class RevealOneCellPerLoop(torch.nn.Module):
+    """After loop t, predicts the right digit for board cells 0..t-1 and digit 1 elsewhere."""
+
+    def __init__(self, solution):
+        super().__init__()
+        self.solution = solution            # (B, n) digits 1..9
+
+    def forward(self, tokens, T, all_loops=False, streaming=False):
+        B, n = self.solution.shape
+        out = torch.zeros(T, B, n + 1, 10)
+        for t in range(1, T + 1):
+            pred = torch.where(torch.arange(n) < t, self.solution, torch.ones_like(self.solution))
+            out[t - 1, :, 1:] = torch.nn.functional.one_hot(pred, 10).float()
+        return out
+
+
+def test_board_accuracy_counts_blank_cells_only():
+    # two boards of 4 cells; blank cells (token 0) at positions 1 and 3 of board 0, 0..3 of board 1
+    solution = torch.tensor([[2, 3, 4, 5], [1, 2, 3, 4]])
+    tokens = torch.tensor([[99, 2, 0, 4, 0], [99, 0, 0, 0, 0]])         # BOS, then the board
+    labels = torch.cat([torch.full((2, 1), -100), solution], 1)
+    cell, board = head.board_accuracy_by_loops(RevealOneCellPerLoop(solution), tokens, labels, 4)
+    # 6 blank cells; right after loop t: blank cells with index < t (board 0: {1, 3}; board 1: all four).
+    # Loop 1 -> board 1's cell 0 (1/6); loop 2 -> +board 0's cell 1, board 1's cell 1 (3/6); loop 3 -> 4/6; loop 4 -> 6/6.
+    assert cell.tolist() == pytest.approx([1 / 6, 3 / 6, 4 / 6, 6 / 6])
+    assert board.tolist() == [0.0, 0.0, 0.0, 1.0]

@@ -203,6 +203,18 @@ def accuracy_by_loops(model, task: Task, n: int, T_max: int, count: int = 512, s
 
 
 @torch.no_grad()
+def board_accuracy_by_loops(model, tokens: torch.Tensor, labels: torch.Tensor, T_max: int,
+                            blank: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """For board tasks on a given set (sudoku): after every loop 1..T_max, the accuracy on the cells
+    whose input token is `blank` (the cells to be solved; givens are trivially copied) and whole-board
+    exact match. Returns (blank_cell_acc (T_max,), board_acc (T_max,))."""
+    correct = loop_predictions(model, tokens, T_max) == labels[None, :, 1:]        # (T, B, n)
+    to_solve = (tokens[:, 1:] == blank)[None]
+    cell = (correct & to_solve).sum((1, 2)).double() / to_solve.sum()
+    return cell.numpy(), correct.all(-1).double().mean(-1).numpy()
+
+
+@torch.no_grad()
 def confidence_stopping(model, task: Task, n: int, T_max: int, threshold: float = 0.9, count: int = 512,
                         seed: int = 0) -> tuple[float, float]:
     """The max-confidence stopping baseline the halting rule is compared with: per input, stop at the
