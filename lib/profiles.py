@@ -272,7 +272,8 @@ ANNEALING_SEEDS = {"smoke": (0, 1), "quick": (0, 1), "paper": (0, 1, 2, 3)}   # 
 
 def annealing(profile: str, seeds=None) -> AnnealingPlan:
     """Budget annealing at a fixed n: T = n -> n/2 -> n/4, each step warm-started from the last
-    (weights only; fresh optimiser, warmup and polish; full length from the first step), against
+    (weights only; fresh optimiser, warmup and polish; full length from the first step; the
+    from-scratch step budget per step), against
     from-scratch runs of the same contracts (the budget-law runs). seeds None: the profile's
     (`ANNEALING_SEEDS`; quick runs 2 of the paper's 4 to fit a CPU session)."""
     from .store import warm_start
@@ -283,7 +284,9 @@ def annealing(profile: str, seeds=None) -> AnnealingPlan:
     Ts = (n, n // 2, n // 4) if profile != "smoke" else (4, 2, 1)
     by = {(c.T_train, c.seed): c for c in law.runs if c.d_model == law.runs[0].d_model}   # paper: size s
     start = tuple(by[(Ts[0], s)] for s in seeds)
-    anneal_steps = {"quick": 6000, "paper": 20000, "smoke": 30}[profile]
+    # each annealing step gets the from-scratch runs' step budget: at the final contract the annealed
+    # and the scratch run then train equally long, so "learned" compares like with like
+    anneal_steps = start[0].max_steps
     chains = []
     for first in start:
         chain, parent = [], first

@@ -50,3 +50,13 @@ def test_bad_parents_are_refused_before_any_write(store_root):
     assert not store.run_dir(other_arch).exists()
     with pytest.raises(ValueError, match="init_from: must be '' or a stored run's"):
         RunConfig(init_from="../../etc/passwd")
+
+
+def test_annealing_plan_steps_match_the_scratch_budget_and_chain_through_the_store():
+    from lib import profiles
+    plan = profiles.annealing("quick")
+    for chain, scratch, first in zip(plan.chains, plan.scratch, plan.start):
+        assert [c.T_train for c in chain] == [c.T_train for c in scratch] == [first.T_train // 2, first.T_train // 4]
+        assert [c.max_steps for c in chain] == [c.max_steps for c in scratch]      # equal training at each contract
+        parents = [first] + list(chain[:-1])
+        assert [c.init_from for c in chain] == [store.run_id(p) for p in parents]
