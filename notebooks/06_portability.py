@@ -24,8 +24,9 @@
 #
 # **Schedule** (`profiles.annealing`): at fixed `n`, `T = n → n/2 → n/4`; each step starts from the
 # previous step's stored weights (`store.warm_start`: weights only, a fresh AdamW, warmup and
-# polish, full-length words from the first step), and the store records the lineage. From-scratch
-# runs of the same contracts are the budget-law runs of each seed.
+# polish, full-length words from the first step, and the from-scratch runs' step budget, so that at
+# the final contract both train equally long), and the store records the lineage. From-scratch runs
+# of the same contracts are the budget-law runs of each seed.
 #
 # **Transfer, per seed and contract** (our criterion; the paper does not state one): the annealed
 # run is *learned* (in-distribution whole-word accuracy ≥ 0.9 after `T_train` loops) and its speed
@@ -125,6 +126,12 @@ results = {
     "scratch_learned_fraction": round(float(np.mean([r["scratch_acc"] >= plan.learned_acc for r in final])), 3),
     "anneal_minus_scratch": round(float(np.mean([r["acc"] >= plan.learned_acc for r in final])
                                         - np.mean([r["scratch_acc"] >= plan.learned_acc for r in final])), 3),
+    # every annealing step, not only the final contract: where does transfer stop?
+    "transfer_by_T": {str(T): f"{sum(r['transferred'] for r in rows if r['T'] == T)}/{sum(r['T'] == T for r in rows)}"
+                      for T in sorted({r["T"] for r in rows}, reverse=True)},
+    # optimiser steps to learn a contract: annealed / from scratch, where both learned it
+    "steps_ratio_where_both_learned": [round(r["steps"] / r["scratch_steps"], 3) for r in rows
+                                       if r["acc"] >= plan.learned_acc and r["scratch_acc"] >= plan.learned_acc],
     "per_step": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
 }
 claims.record("06_portability", results, PROFILE)
@@ -132,4 +139,6 @@ print(f"PROFILE {PROFILE}; final contract T = {final_T}")
 for key in ("anneal_transfer_fraction", "anneal_minus_scratch"):
     cl = claims.claim(key)
     print(f"{key:26s} ours {results[key]!s:6s} paper {cl.paper:18s} -> {claims.verdict(cl, results[key])}")
-print(f"transferred: {results['anneal_transfer_count']}; from scratch learned: {results['scratch_learned_fraction']}")
+print(f"final contract: transferred {results['anneal_transfer_count']}; from scratch learned: {results['scratch_learned_fraction']}")
+print(f"transfer by contract T: {results['transfer_by_T']}; steps annealed/scratch where both learned: "
+      f"{results['steps_ratio_where_both_learned']}")
