@@ -28,7 +28,7 @@
 # the final contract both train equally long), and the store records the lineage. From-scratch runs
 # of the same contracts are the budget-law runs of each seed.
 #
-# **Transfer, per seed and contract** (our criterion; the paper does not state one): the annealed
+# **Transfer, per seed and contract** (our criterion, `lib/instruments/portability.py`; the paper does not state one): the annealed
 # run is *learned* (in-distribution whole-word accuracy ≥ 0.9 after `T_train` loops) and its speed
 # is *re-priced*: v-hat(tau) is closer to the new demand `n/T` than to the old one (in log ratio).
 
@@ -44,7 +44,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lib import claims, plots, profiles, store
-from lib.instruments import head
+from lib.instruments import portability
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
@@ -58,23 +58,16 @@ for chain in plan.chains:                                             # warm sta
     chains.append([store.get_or_train(cfg, **opts) for cfg in chain])
 
 
-def measure(run):
-    c = run.config
-    r = head.tau(run.model, c.task_obj(), c.n_train, c.T_train, count=plan.eval_count, seed=1000 + c.seed)
-    return dict(acc=r.solved_fraction, v=r.v_tau.v if r.n_solved >= 16 else float("nan"),
-                v_frontier=r.v_frontier if r.n_solved >= 16 else float("nan"), demand=c.demand)
-
-
 rows = []
 for i, seed in enumerate(seeds):
-    m0 = measure(start[i])
+    m0 = portability.contract_reading(start[i], plan.eval_count)
     prev = m0
     for k, run in enumerate(chains[i]):
-        ma, ms = measure(run), measure(scratch[k][i])
-        learned = ma["acc"] >= plan.learned_acc
-        closer = (np.isfinite(ma["v"]) and abs(np.log(ma["v"] / ma["demand"])) < abs(np.log(ma["v"] / prev["demand"])))
+        ma = portability.contract_reading(run, plan.eval_count)
+        ms = portability.contract_reading(scratch[k][i], plan.eval_count)
         rows.append(dict(seed=seed, T=run.config.T_train, demand=ma["demand"], v_before=prev["v"], v_after=ma["v"],
-                         v_frontier_after=ma["v_frontier"], acc=ma["acc"], transferred=bool(learned and closer),
+                         v_frontier_after=ma["v_frontier"], acc=ma["acc"],
+                         transferred=portability.transferred(ma, prev["demand"], plan.learned_acc),
                          scratch_acc=ms["acc"], scratch_v=ms["v"], steps=run.metrics["steps"],
                          scratch_steps=scratch[k][i].metrics["steps"], lineage=run.metrics.get("lineage", {}).get("init_from")))
         prev = ma

@@ -53,7 +53,6 @@ PROGRESS = False
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from lib import claims, plots, profiles, store, tasks
 from lib.instruments import fixedpoint, head
@@ -66,22 +65,8 @@ runs = {key: store.get_or_train_many(cfgs, progress=PROGRESS, train_if_missing=T
 label = lambda key: ("no recall" if key[0] == "none" else f"{key[0]} recall") + ", " + f"{'outer norm' if key[1] else 'no outer norm'}" + (f", {key[2]}-norm" if key[2] != "pre" else "")
 
 # %%
-rows = {}
-for key, rs in runs.items():
-    for run in rs:
-        c = run.config
-        task = c.task_obj()
-        tokens, labels = tasks.test_set(task, c.n_train, plan.eval_count, seed=7000 + c.seed)
-        T_long = plan.long_factor * c.T_train
-        hs = fixedpoint.states(run.model, tokens[:128], T_long)
-        reach = fixedpoint.reachability(hs)
-        dep = fixedpoint.input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols)
-        rho = fixedpoint.jacobian_spectral_radius(run.model, tokens[:8], T_long, iters=40)
-        grads = fixedpoint.gradient_norms(run.model, tokens[:64], labels[:64], (c.T_train, 2 * c.T_train, 4 * c.T_train))
-        extrap = {n: float(head.accuracy_by_loops(run.model, task, n, int(1.5 * max(n, c.T_train)), count=plan.eval_count,
-                                                  seed=4000 + n).seq_acc.max()) for n in plan.test_ns}
-        rows[(key, c.seed)] = dict(key=key, seed=c.seed, in_acc=run.metrics["final_eval"]["seq_acc"], reach=reach,
-                                   dep=dep, rho=float(np.median(rho)), grads=grads, extrap=extrap)
+rows = {(key, run.config.seed): dict(key=key, **fixedpoint.summary(run, plan.test_ns, plan.long_factor, plan.eval_count))
+        for key, rs in runs.items() for run in rs}
 
 print(f"{'configuration':40s} {'in':>5s} {'reached':>7s} {'at loop':>7s} {'distinct':>8s} {'dist':>6s} {'near':>6s} "
       f"{'rho':>6s} {'grad 4T/T':>9s} " + " ".join(f"{'n=' + str(n):>6s}" for n in plan.test_ns))

@@ -112,3 +112,17 @@ def test_recall_placements_change_the_computation_graph_as_documented():
             m.block[0].qkv.register_forward_hook(lambda mod, inp, o: seen.update(x=inp[0]))
             m.step(h, e)
             assert torch.allclose(seen["x"], m.block[0].ln_attn(h) + e)
+
+
+def test_summary_reads_one_run_on_all_three_axes(store_root):
+    from lib import store
+    from lib.train import RunConfig
+    cfg = RunConfig(experiment="fp_test", task="parity", n_train=4, T_train=2, n_layers=1, d_model=16, n_heads=2,
+                    batch=16, max_steps=20, warmup=5, eval_count=32)
+    run = store.get_or_train(cfg)
+    s = fixedpoint.summary(run, test_ns=(4, 6), long_factor=3, eval_count=32)
+    assert s["seed"] == 0 and s["in_acc"] == run.metrics["final_eval"]["seq_acc"]
+    assert len(s["reach"].rel_step) == 3 * cfg.T_train - 1    # steps between the long_factor * T_train states
+    assert set(s["grads"]) == {2, 4, 8} and all(np.isfinite(list(s["grads"].values())))
+    assert set(s["extrap"]) == {4, 6} and all(0.0 <= a <= 1.0 for a in s["extrap"].values())
+    assert s["rho"] > 0 and s["dep"].distinct_fixed_points >= 1

@@ -60,3 +60,15 @@ def test_annealing_plan_steps_match_the_scratch_budget_and_chain_through_the_sto
         assert [c.max_steps for c in chain] == [c.max_steps for c in scratch]      # equal training at each contract
         parents = [first] + list(chain[:-1])
         assert [c.init_from for c in chain] == [store.run_id(p) for p in parents]
+
+
+def test_transfer_criterion_on_constructed_readings():
+    from lib.instruments.portability import transferred
+    # contract T8 -> T4 at n=8: demand 1 -> 2
+    assert transferred(dict(acc=0.99, v=2.1, demand=2.0), previous_demand=1.0, learned_acc=0.95)
+    assert not transferred(dict(acc=0.99, v=1.2, demand=2.0), 1.0, 0.95)       # learned, speed not re-priced
+    assert not transferred(dict(acc=0.60, v=2.0, demand=2.0), 1.0, 0.95)       # re-priced, not learned
+    assert not transferred(dict(acc=0.99, v=float("nan"), demand=2.0), 1.0, 0.95)
+    # log-closeness, not linear: v = 1.5 is log-closer to 2 than to 1 (|log .75| < |log 1.5|)
+    assert transferred(dict(acc=0.99, v=1.5, demand=2.0), 1.0, 0.95)
+    assert not transferred(dict(acc=0.99, v=1.4, demand=2.0), 1.0, 0.95)      # sqrt(2) = 1.414 is the midpoint

@@ -22,8 +22,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..tasks import IGNORE
-from .head import settled_from
+from ..tasks import IGNORE, test_set
+from .head import accuracy_by_loops, settled_from
 from .tail import jvp
 
 
@@ -132,3 +132,22 @@ def gradient_norms(model, tokens: torch.Tensor, labels: torch.Tensor, Ts) -> dic
         out[T] = float(torch.sqrt(sum((p.grad ** 2).sum() for p in model.parameters() if p.grad is not None)))
     model.zero_grad(set_to_none=True)
     return out
+
+
+def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
+    """All three axes for one trained run, read on its own test inputs (length n_train), with the
+    loops run long (long_factor * T_train): reachability and input-dependence over 128 inputs, the
+    median Jacobian spectral radius over 8, gradient norms through T, 2T and 4T loops over 64, and
+    extrapolation (best whole-word accuracy over up to 1.5 * max(n, T_train) loops at each test n)."""
+    c = run.config
+    task = c.task_obj()
+    tokens, labels = test_set(task, c.n_train, eval_count, seed=7000 + c.seed)
+    T_long = long_factor * c.T_train
+    hs = states(run.model, tokens[:128], T_long)
+    return dict(
+        seed=c.seed, in_acc=run.metrics["final_eval"]["seq_acc"], reach=reachability(hs),
+        dep=input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols),
+        rho=float(np.median(jacobian_spectral_radius(run.model, tokens[:8], T_long, iters=40))),
+        grads=gradient_norms(run.model, tokens[:64], labels[:64], (c.T_train, 2 * c.T_train, 4 * c.T_train)),
+        extrap={n: float(accuracy_by_loops(run.model, task, n, int(1.5 * max(n, c.T_train)), count=eval_count,
+                                           seed=4000 + n).seq_acc.max()) for n in test_ns})
