@@ -1,0 +1,82 @@
+"""Seed contests (Paper A §8): per-seed head and tail metrics in distribution, the OOD target, and
+how well each metric predicts the target across the seeds of one contest.
+
+- head metrics, measured at (n_train, T_train): v-hat from tau and from the frontier; frontier completion
+  F(T_train) / n_train; the slope of tau against position; the R^2 of the linear fit of tau at the last
+  position against n (n_train/2 .. n_train); the price gap |log(v-hat / demand)|.
+- tail metrics, on the same in-distribution inputs: skip-one preservation (over the solved inputs),
+  Jacobian alignment, cross-step cosine and CKA at the last loop, asymptotic alignment.
+- target: whole-word accuracy at n_ood with T_ood loops (the contract's loops per token kept).
+- a metric is evaluated by Spearman's rho with the target and by its AUROC for "target >= threshold",
+  over the seeds where the metric is finite (a seed whose head is unmeasurable, e.g. with too few
+  solved inputs, drops out of that metric only).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .. import stats, tasks
+from . import head, tail
+
+HEAD_METRICS = ("v_tau", "v_frontier", "completion", "tau_slope", "linear_r2", "price_gap")
+TAIL_METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
+MIN_SOLVED = 16          # tau over fewer solved inputs is noise: the head metrics are left undefined
+
+
+def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int = 4,
+                 long_factor: int = 4) -> dict:
+    """One row of a contest table: in/OOD accuracy and every head and tail metric of one trained run."""
+    c = run.config
+    task = c.task_obj()
+    nan = float("nan")
+    r = head.tau(run.model, task, c.n_train, c.T_train, count=eval_count, seed=1000 + c.seed)
+    ok = r.n_solved >= MIN_SOLVED
+    ns = list(range(max(2, c.n_train // 2), c.n_train + 1))
+    last = [head.tau(run.model, task, n, c.T_train, count=256, seed=3000 + n).tau_curve[-1] for n in ns] if ok else []
+    fit = head.scaling_class(ns, last) if ok and np.all(np.isfinite(last)) else None
+    tokens, labels = tasks.test_set(task, c.n_train, eval_count, seed=7000 + c.seed)
+    with torch.no_grad():
+        solved = (run.model(tokens, c.T_train).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
+    looped = c.T_train > 1                       # tail metrics compare loops: undefined for one loop
+    sim = tail.cross_step_similarity(run.model, tokens, c.T_train) if looped else None
+    ood = head.accuracy_by_loops(run.model, task, n_ood, T_ood, count=eval_count, seed=8000).seq_acc[-1]
+    return dict(
+        seed=c.seed, in_acc=float(solved.float().mean()), ood_acc=float(ood),
+        v_tau=r.v_tau.v if ok else nan, v_frontier=r.v_frontier if ok else nan,
+        completion=float(r.frontier[-1] / c.n_train) if ok else nan, tau_slope=r.v_tau.slope if ok else nan,
+        linear_r2=fit.r2["linear"] if fit is not None and fit.cls != "flat" else nan,
+        price_gap=abs(np.log(r.v_tau.v / c.demand)) if ok and r.v_tau.v > 0 else nan,
+        skip1=tail.skip_k_preservation(run.model, tokens, c.T_train, 1, only=solved) if looped else nan,
+        jac_align=float(np.mean(tail.jacobian_alignment(run.model, tokens[:32], c.T_train, probes=probes)))
+        if looped else nan,
+        cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
+        aa=tail.asymptotic_alignment(run.model, tokens[:64], long_factor * c.T_train))
+
+
+def evaluate_metric(values, targets, threshold: float) -> dict:
+    """Spearman's rho of a metric with the target and its AUROC for target >= threshold, both with
+    bootstrap intervals, over the finite values. None where undefined: rho with fewer than 3 values or
+    a constant metric or target; AUROC when every kept seed is on one side of the threshold."""
+    x, y = np.asarray(values, float), np.asarray(targets, float)
+    if x.shape != y.shape:
+        raise ValueError(f"values, targets: need equal lengths, got {x.shape} and {y.shape}")
+    keep = np.isfinite(x)
+    out = {"n": int(keep.sum()), "rho": None, "auroc": None}
+    if keep.sum() >= 3 and np.ptp(x[keep]) > 0 and np.ptp(y[keep]) > 0:
+        out["rho"] = stats.spearman(x[keep], y[keep])
+    pos = y[keep] >= threshold
+    if keep.sum() >= 3 and pos.any() and (~pos).any():
+        out["auroc"] = stats.auroc(x[keep], pos)
+    return out
+
+
+def significant(e: dict) -> bool:
+    """A metric predicts when its AUROC interval excludes 0.5, on either side (a reversed predictor
+    still predicts; no orientation is chosen from the data)."""
+    return e["auroc"] is not None and (e["auroc"].low > 0.5 or e["auroc"].high < 0.5)
+
+
+def discrimination(e: dict) -> float:
+    """max(AUROC, 1 - AUROC): how well the metric separates, whichever way round; nan if undefined."""
+    return float("nan") if e["auroc"] is None else max(e["auroc"].value, 1 - e["auroc"].value)

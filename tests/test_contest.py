@@ -1,0 +1,63 @@
+"""Seed-contest evaluation (Paper A §8): metric-vs-target statistics on constructed data, the OOD
+target length, and one contest row read from a tiny trained run."""
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from lib import profiles, store
+from lib.instruments import contest, head
+from lib.train import RunConfig
+
+
+def test_perfect_and_reversed_predictors():
+    y = np.array([0.0, 0.1, 0.2, 0.3, 0.6, 0.7, 0.8, 0.9])      # 4 below, 4 at or above 0.5
+    e = contest.evaluate_metric(np.arange(8.0), y, threshold=0.5)
+    assert e["n"] == 8 and e["rho"].value == pytest.approx(1.0) and e["auroc"].value == pytest.approx(1.0)
+    assert contest.significant(e) and contest.discrimination(e) == pytest.approx(1.0)
+    r = contest.evaluate_metric(-np.arange(8.0), y, threshold=0.5)   # a reversed predictor still predicts
+    assert r["auroc"].value == pytest.approx(0.0) and contest.significant(r)
+    assert contest.discrimination(r) == pytest.approx(1.0)
+
+
+def test_known_partial_auroc_and_dropped_nans():
+    # scores of the 2 positives vs 2 negatives: one of four pairs wrongly ordered -> 0.75
+    x = [0.1, 0.6, float("nan"), 0.5, 0.9]
+    y = [0.0, 0.0, 1.0, 1.0, 1.0]
+    e = contest.evaluate_metric(x, y, threshold=0.5)
+    assert e["n"] == 4 and e["auroc"].value == pytest.approx(0.75)
+    assert e["rho"].value == pytest.approx(np.corrcoef([1, 3, 2, 4], [1.5, 1.5, 3.5, 3.5])[0, 1])
+
+
+def test_undefined_cases_are_none_not_numbers():
+    e = contest.evaluate_metric([1.0, 2.0, 3.0, 4.0], [0.1, 0.2, 0.3, 0.4], threshold=0.5)   # one class
+    assert e["auroc"] is None and e["rho"].value == pytest.approx(1.0)
+    assert not contest.significant(e) and math.isnan(contest.discrimination(e))
+    c = contest.evaluate_metric([2.0, 2.0, 2.0, 2.0], [0.1, 0.9, 0.3, 0.6], threshold=0.5)  # constant metric
+    assert c["rho"] is None and c["auroc"].value == pytest.approx(0.5)
+    few = contest.evaluate_metric([1.0, float("nan"), float("nan"), 2.0], [0.1, 0.9, 0.3, 0.6], threshold=0.5)
+    assert few["n"] == 2 and few["rho"] is None and few["auroc"] is None
+    with pytest.raises(ValueError, match="values, targets"):
+        contest.evaluate_metric([1.0, 2.0], [0.1, 0.2, 0.3], threshold=0.5)
+
+
+def test_ood_length_is_beyond_training_and_loops_scale_with_it():
+    plan = profiles.contests("quick")
+    assert plan.n_ood(8) == 12 and plan.T_ood(8, 6) == 9 and plan.T_ood(8, 4) == 6
+    at_training = replace(plan, ood_factor=1.0)
+    assert at_training.n_ood(8) == 9                 # never the training length itself
+    assert profiles.contests("paper").n_ood(16) == 32
+
+
+def test_seed_row_reads_a_trained_run(store_root):
+    cfg = RunConfig(experiment="contest_test", task="parity", n_train=4, T_train=4, n_layers=1, d_model=16,
+                    n_heads=2, batch=16, max_steps=30, warmup=5, eval_count=32)
+    run = store.get_or_train(cfg)
+    row = contest.seed_metrics(run, n_ood=6, T_ood=6, eval_count=64, probes=2, long_factor=2)
+    assert set(row) == {"seed", "in_acc", "ood_acc", *contest.HEAD_METRICS, *contest.TAIL_METRICS}
+    expected = head.accuracy_by_loops(run.model, cfg.task_obj(), 6, 6, count=64, seed=8000).seq_acc[-1]
+    assert row["ood_acc"] == pytest.approx(float(expected)) and 0.0 <= row["in_acc"] <= 1.0
+    one_loop = store.get_or_train(replace(cfg, T_train=1))
+    row1 = contest.seed_metrics(one_loop, n_ood=6, T_ood=2, eval_count=64, probes=2, long_factor=2)
+    assert all(math.isnan(row1[m]) for m in ("skip1", "jac_align", "cosine", "cka"))
