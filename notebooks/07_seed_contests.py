@@ -91,7 +91,14 @@ for name, ms in summary.items():
           f"OOD accuracy range {min(r['ood_acc'] for r in table[name]):.3f}..{max(r['ood_acc'] for r in table[name]):.3f}")
     for m, e in ms.items():
         kind = "head" if m in HEAD else "tail"
-        print(f"  {kind} {m:11s} rho {str(e['rho']) if e['rho'] else 'undefined':28s} AUROC {str(e['auroc']) if e['auroc'] else 'undefined (one class)'}")
+        # per metric: does it predict (AUROC interval excludes 0.5)? the paper: head yes, tail no
+        if e["auroc"] is None:
+            verdict = "untested"
+        else:
+            ours, paper = ("predicts" if contest.significant(e) else "no signal"), ("predicts" if kind == "head" else "no signal")
+            verdict = f"{ours} ({'as the paper' if ours == paper else 'paper: ' + paper})"
+        print(f"  {kind} {m:11s} rho {str(e['rho']) if e['rho'] else 'undefined':28s} "
+              f"AUROC {str(e['auroc']) if e['auroc'] else 'undefined':28s} {verdict}")
 
 # %%
 fig, axes = plt.subplots(len(table), 4, figsize=(13, 3.1 * len(table)), squeeze=False)
