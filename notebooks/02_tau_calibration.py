@@ -106,7 +106,7 @@ for cfg in plan.free:
     for n in plan.test_ns:
         T = max(cfg.T_train, int(np.ceil(cfg.T_train * n / cfg.n_train)))
         r = head.tau(run.model, cfg.task_obj(), n, T, count=plan.eval_count, seed=3000 + n)
-        if r.n_solved >= 16:
+        if r.n_solved >= head.MIN_SOLVED:
             ns.append(n)
             last.append(r.tau_curve[-1])
     fit = head.scaling_class(ns, last) if len(ns) >= 3 else None

@@ -82,7 +82,7 @@ for (name, cfg), run in runs.items():
     ns, last = [], []
     for n in plan.test_ns:
         r = head.tau(run.model, cfg.task_obj(), n, cfg.T_train, count=plan.eval_count, seed=3000 + n)
-        if r.n_solved >= 16:
+        if r.n_solved >= head.MIN_SOLVED:
             ns.append(n)
             last.append(float(r.tau_curve[-1]))
     fit = head.scaling_class(ns, last) if len(ns) >= 3 else None

@@ -92,7 +92,7 @@ halting = {}
 for run in runs:
     c = run.config
     r = head.tau(run.model, c.task_obj(), c.n_train, c.T_train, count=plan.eval_count, seed=1000 + c.seed)
-    v = r.v_tau.v if r.n_solved >= 16 else float("nan")
+    v = r.v_tau.v if r.n_solved >= head.MIN_SOLVED else float("nan")
     print(f"seed {c.seed}: solved {r.solved_fraction:.2f}; v(tau) {v:.2f}, v(frontier) {r.v_frontier:.2f} "
           f"positions/loop; tau {np.round(r.tau_curve, 1).tolist()}")
     for n in plan.test_ns[1:]:

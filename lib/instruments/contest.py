@@ -21,7 +21,6 @@ from . import head, tail
 
 HEAD_METRICS = ("v_tau", "v_frontier", "completion", "tau_slope", "linear_r2", "price_gap")
 TAIL_METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
-MIN_SOLVED = 16          # tau over fewer solved inputs is noise: the head metrics are left undefined
 
 
 def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int = 4,
@@ -31,7 +30,7 @@ def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int
     task = c.task_obj()
     nan = float("nan")
     r = head.tau(run.model, task, c.n_train, c.T_train, count=eval_count, seed=1000 + c.seed)
-    ok = r.n_solved >= MIN_SOLVED
+    ok = r.n_solved >= head.MIN_SOLVED
     ns = list(range(max(2, c.n_train // 2), c.n_train + 1))
     last = [head.tau(run.model, task, n, c.T_train, count=256, seed=3000 + n).tau_curve[-1] for n in ns] if ok else []
     fit = head.scaling_class(ns, last) if ok and np.all(np.isfinite(last)) else None

@@ -25,6 +25,8 @@ from scipy import stats
 
 from ..tasks import Task, test_set
 
+MIN_SOLVED = 16     # tau and v-hat over fewer solved inputs are noise: callers leave them undefined
+
 
 @torch.no_grad()
 def loop_predictions(model, tokens: torch.Tensor, T: int, streaming: bool = False) -> torch.Tensor:

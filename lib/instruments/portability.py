@@ -12,14 +12,13 @@ import math
 
 from . import head
 
-MIN_SOLVED = 16        # v-hat over fewer solved inputs is noise: left undefined (nan)
 
 
 def contract_reading(run, count: int = 512) -> dict:
     """Solved fraction and v-hat (from tau and from the frontier) at the run's own contract."""
     c = run.config
     r = head.tau(run.model, c.task_obj(), c.n_train, c.T_train, count=count, seed=1000 + c.seed)
-    ok = r.n_solved >= MIN_SOLVED
+    ok = r.n_solved >= head.MIN_SOLVED
     return dict(acc=r.solved_fraction, v=r.v_tau.v if ok else float("nan"),
                 v_frontier=r.v_frontier if ok else float("nan"), demand=c.demand)
 
