@@ -13,7 +13,6 @@ import math
 from . import head
 
 
-
 def contract_reading(run, count: int = 512) -> dict:
     """Solved fraction and v-hat (from tau and from the frontier) at the run's own contract."""
     c = run.config
