@@ -123,7 +123,8 @@ def supports(cfg: RunConfig) -> bool:
     """Population training covers the tied NoPE model with one loop count and one length per step;
     other configs (jittered schedule, uniform lengths, untied or positional controls, warm starts)
     train one by one."""
-    return (cfg.schedule != "log" and cfg.lengths == "max" and cfg.tied and cfg.pos == "none" and cfg.causal
+    return (cfg.schedule in ("fixed", "streaming") and cfg.T_jitter == 1 and cfg.loss_loops == "final"
+            and cfg.lengths == "max" and cfg.tied and cfg.pos == "none" and cfg.causal
             and not cfg.init_from and cfg.norm == "pre" and not cfg.outer_norm and cfg.injection != "internal")
 
 
@@ -182,7 +183,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
         labels = torch.full((P, base.batch, N), tasks_mod.IGNORE, dtype=torch.long)
         for p, (t, y) in enumerate(batches):
             tokens[p, :, : t.shape[1]], labels[p, :, : y.shape[1]] = t, y
-        T = loops_for(base, N - 1, gens[0])         # fixed or streaming: no random draw (log is refused above)
+        T = loops_for(base, N - 1, gens[0])[1]      # fixed or streaming: no random draw (others are refused above)
         if base.schedule == "streaming" and len({t.shape[1] for t, _ in batches}) > 1:
             raise ValueError("schedule: streaming populations need equal lengths across seeds")
         tokens, labels = tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True)

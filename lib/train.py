@@ -28,7 +28,8 @@ from .model import INJECTIONS, POSITIONAL, LoopConfig, LoopedTransformer
 # Bump when a change alters what training produces for an unchanged config: it enters every
 # run's hash, so stale cached runs are never read as current ones.
 CODE_VERSION = "1"
-SCHEDULES = ("fixed", "log", "streaming")
+SCHEDULES = ("fixed", "log", "streaming", "proportional")
+LOSS_LOOPS = ("final", "tail")
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,13 @@ class RunConfig:
     n_train: int = 8
     T_train: int = 8
     schedule: str = "fixed"          # "fixed": T_train every step; "log": ceil(log2 n) + 3 + U{-1,0,1};
-                                     # "streaming": token i revealed at loop i-1, T = n + 2 (T_train = n_train + 2)
+                                     # "streaming": token i revealed at loop i-1, T = n + 2 (T_train = n_train + 2);
+                                     # "proportional": ceil(n T_train / n_train) loops for a batch of length n
+                                     # (the contract's demand at every curriculum length)
+    T_jitter: float = 1.0            # > 1: the loops of a batch are drawn uniformly in [T_min, ceil(T_jitter T_min)],
+                                     # T_min the schedule's count (the contract stays the fewest loops a batch gets)
+    loss_loops: str = "final"        # "final": loss after the drawn T only; "tail": mean loss over every loop
+                                     # T_min..T (asks the loop to hold its answer past the budget)
     # model
     n_layers: int = 1
     d_model: int = 64
@@ -85,6 +92,14 @@ class RunConfig:
         tasks_mod.make_task(self.task)    # raises with the allowed names
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule: unknown {self.schedule!r}; allowed: {SCHEDULES}")
+        if (not isinstance(self.T_jitter, (int, float)) or isinstance(self.T_jitter, bool)
+                or not math.isfinite(self.T_jitter) or self.T_jitter < 1):
+            raise ValueError(f"T_jitter: must be a number >= 1 (1 = no jitter), got {self.T_jitter!r}")
+        if self.loss_loops not in LOSS_LOOPS:
+            raise ValueError(f"loss_loops: unknown {self.loss_loops!r}; allowed: {LOSS_LOOPS}")
+        if self.streaming and (self.T_jitter != 1 or self.loss_loops != "final"):
+            raise ValueError("T_jitter / loss_loops: the streaming schedule fixes its loops (T = n + 2); "
+                             "allowed with schedule='streaming': T_jitter=1, loss_loops='final'")
         if self.lengths not in tasks_mod.LENGTH_DISTRIBUTIONS:
             raise ValueError(f"lengths: unknown {self.lengths!r}; allowed: {tasks_mod.LENGTH_DISTRIBUTIONS}")
         if self.injection not in INJECTIONS:
@@ -176,14 +191,39 @@ class Diverged(FloatingPointError):
                          f"{where}")
 
 
-def loops_for(cfg: RunConfig, n: int, generator: torch.Generator) -> int:
-    """The contract's loop schedule for a batch of length n."""
+def loops_at_length(n: int, n_train: int, T_train: int) -> int:
+    """The one rule that scales loops with length: the contract's demand n_train / T_train held at
+    length n, T(n) = ceil(n T_train / n_train) (at n = n_train, T_train itself)."""
+    return max(1, math.ceil(n * T_train / n_train - 1e-9))
+
+
+def loops_for(cfg: RunConfig, n: int, generator: torch.Generator) -> tuple[int, int]:
+    """The loop schedule for a batch of length n: (T_min, T). T_min is the schedule's count (the
+    contract's budget at this length); T is what the batch runs, drawn in [T_min, ceil(T_jitter T_min)]
+    when the budget jitters, else T_min. Configs without jitter draw nothing from `generator`, so
+    the data stream of every run trained before the jitter existed is unchanged."""
     if cfg.schedule == "fixed":
-        return cfg.T_train
-    if cfg.schedule == "streaming":
-        return n + 2
-    base = math.ceil(math.log2(max(n, 2))) + 3
-    return max(1, base + int(torch.randint(-1, 2, (1,), generator=generator)))
+        T_min = cfg.T_train
+    elif cfg.schedule == "streaming":
+        T_min = n + 2
+    elif cfg.schedule == "proportional":
+        T_min = loops_at_length(n, cfg.n_train, cfg.T_train)
+    else:
+        base = math.ceil(math.log2(max(n, 2))) + 3
+        T_min = max(1, base + int(torch.randint(-1, 2, (1,), generator=generator)))
+    if cfg.T_jitter == 1:
+        return T_min, T_min
+    T_max = math.ceil(cfg.T_jitter * T_min - 1e-9)
+    return T_min, T_min + int(torch.randint(0, T_max - T_min + 1, (1,), generator=generator))
+
+
+def loop_loss(logits: torch.Tensor, labels: torch.Tensor, T_min: int, loss_loops: str) -> torch.Tensor:
+    """Cross-entropy of the logits after the final loop ((B, N, C)), or, for loss_loops="tail", the mean
+    over the loops T_min..T of logits stacked over every loop ((T, B, N, C))."""
+    if loss_loops == "tail":
+        logits = logits[T_min - 1:]
+        labels = labels.expand(logits.shape[0], *labels.shape)
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=tasks_mod.IGNORE)
 
 
 def decays(name: str, p: torch.Tensor) -> bool:
@@ -354,13 +394,14 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     while not run.finished:
         n = tasks_mod.draw_length(cfg.lengths, run.curriculum.length, data_gen, min_len=cfg.curriculum_start)
         tokens, labels = (x.to(device, non_blocking=True) for x in task.sample(cfg.batch, n, data_gen))
-        T = loops_for(cfg, n, data_gen)
+        T_min, T = loops_for(cfg, n, data_gen)
         for g in opt.param_groups:
             g["lr"] = run.lr()
         with autocast(device):
-            logits = forward(tokens, T, streaming=cfg.streaming)
-            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1),
-                                   ignore_index=tasks_mod.IGNORE)
+            logits = forward(tokens, T, streaming=cfg.streaming, all_loops=cfg.loss_loops == "tail")
+            loss = loop_loss(logits, labels, T_min, cfg.loss_loops)
+        if cfg.loss_loops == "tail":
+            logits = logits[-1]
         if not torch.isfinite(loss):
             raise Diverged(run.step, loss.item(), last_finite_loss,
                            ckpt_path if ckpt_path is not None and ckpt_path.exists() else None)

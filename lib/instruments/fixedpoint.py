@@ -50,6 +50,51 @@ def reachability(hs: torch.Tensor, tol: float = 1e-3) -> Reachability:
                         float(np.median(first[reached])) if reached.any() else float("nan"))
 
 
+# Three readings of "the loop has converged", each per input on its whole state (all positions):
+# - "raw":        ||h^{t+1} - h^t|| / ||h^t|| <= 1e-3, on the state G itself maps: Proposition 1's premise
+#                 is a fixed point of G(h) = F(h, e), so this is the criterion its verdicts use;
+# - "normalised": the same on LayerNorm(h) without its affine part (the direction, per position, that the
+#                 readout's norm sees): a state that only grows along a settled direction passes here;
+# - "cosine":     1 - cos(h^{t+1}, h^t) <= 1e-2, Paper B's diagnostic (consecutive cosine > 0.99).
+CRITERIA = {"raw": 1e-3, "normalised": 1e-3, "cosine": 1e-2}
+
+
+@dataclass
+class Convergence:
+    criterion: str
+    tol: float
+    step: np.ndarray              # (T-1,) median over inputs of the criterion's per-loop value
+    reached_fraction: float       # inputs whose value falls below tol for good within the loops run
+    tau_star: float               # median over those inputs of the loop from which it stays below (nan if none)
+
+
+def consecutive_change(hs: torch.Tensor, criterion: str) -> torch.Tensor:
+    """hs (T, B, N, d) -> (T-1, B): the criterion's value between consecutive states of each input."""
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion: unknown {criterion!r}; allowed: {tuple(CRITERIA)}")
+    if criterion == "normalised":
+        hs = F.layer_norm(hs, hs.shape[-1:])
+    a, b = hs[:-1].flatten(2), hs[1:].flatten(2)
+    if criterion == "cosine":
+        return 1 - F.cosine_similarity(a, b, dim=2)
+    return (b - a).norm(dim=2) / a.norm(dim=2).clamp(min=1e-12)
+
+
+def convergence(hs: torch.Tensor, criterion: str = "raw", tol: float | None = None) -> Convergence:
+    """Whether, and from which loop, the states hs (T, B, N, d) settle under `criterion` (CRITERIA)."""
+    tol = CRITERIA[criterion] if tol is None and criterion in CRITERIA else tol
+    change = consecutive_change(hs, criterion)
+    first = settled_from((change <= tol).numpy())                    # (B,), 1-indexed; T = never
+    reached = first <= change.shape[0]
+    return Convergence(criterion, tol, np.median(change.numpy(), axis=1), float(reached.mean()),
+                       float(np.median(first[reached])) if reached.any() else float("nan"))
+
+
+def convergence_all(hs: torch.Tensor) -> dict[str, Convergence]:
+    """Every criterion of CRITERIA side by side."""
+    return {c: convergence(hs, c) for c in CRITERIA}
+
+
 @dataclass
 class InputDependence:
     mean_distance: float          # mean relative distance between the final states of different inputs

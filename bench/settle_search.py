@@ -1,0 +1,111 @@
+"""Recipe search for loops that settle (issue: "Loops that settle"), by measurement.
+
+    OMP_NUM_THREADS=1 python -m bench.settle_search --worker 0/2     # two 1-thread workers
+    python -m bench.settle_search --table                             # the log as a table
+
+Each candidate recipe is the quick budget-law run (S4, n_train 8, 2 layers, d = 64, batch 128,
+lr 1e-3, operator-first curriculum) with a schedule change, trained at demands 0.5 / 1 / 2 and
+seeds 0 / 1 through the store (`outputs/runs/budget_law/`, checkpointed, so a stopped search
+resumes), then read by `instruments.settling.settle_summary`. One JSON line per (recipe, demand,
+seed) goes to bench/results/settle_search.jsonl: config, wall time, steps, and every reading.
+
+Decided before any candidate was trained (the rule the choice is made by):
+1. a recipe *keeps the law* when every demand learns in distribution (whole-word >= 0.9 at T_train)
+   in both seeds and the budget exponent from the seeds' v(tau) has a 95 % interval containing 1;
+2. it *settles* when, at demand 1, both seeds reach a raw fixed point (relative step <= 1e-3) on
+   >= 50 % of inputs within 8 T_train loops and hold whole-word accuracy >= 0.9 at 4 T_train;
+3. among recipes that do both, the one with the higher mean whole-word accuracy at 2 n_train
+   (best loop) wins; if none does both, the law's section takes the best law-keeper and the tail's
+   the best settler, stated in the notebooks.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+LOG = Path(__file__).parent / "results" / "settle_search.jsonl"
+
+# The candidates, in the order they are trained (most informative first). The fixed-T runs of
+# the committed quick profile are the contrast (already in the store; read, not retrained).
+RECIPES = {
+    "fixed": {},
+    "prop_jit2_outer": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True},
+    "prop_jit2_outer_tail": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True, "loss_loops": "tail"},
+    "fixed_jit2_outer_tail": {"T_jitter": 2.0, "outer_norm": True, "loss_loops": "tail"},
+}
+DEMAND_T = {1.0: 8, 2.0: 4, 0.5: 16}
+QUEUE = [(r, d, s) for s in (0, 1) for r in ("prop_jit2_outer_tail", "prop_jit2_outer") for d in (1.0, 2.0, 0.5)] \
+    + [("fixed", d, s) for s in (0, 1) for d in (1.0, 2.0, 0.5)] \
+    + [("fixed_jit2_outer_tail", d, s) for s in (0, 1) for d in (1.0, 2.0, 0.5)]
+
+
+def config(recipe: str, demand: float, seed: int):
+    from lib.profiles import _QUICK_BASE
+    return replace(_QUICK_BASE, T_train=DEMAND_T[demand], seed=seed, **RECIPES[recipe])
+
+
+def done_keys() -> set:
+    if not LOG.exists():
+        return set()
+    return {(r["recipe"], r["demand"], r["seed"]) for r in map(json.loads, LOG.read_text().splitlines())}
+
+
+def measure_one(recipe: str, demand: float, seed: int) -> dict:
+    from lib import store
+    from lib.instruments.settling import settle_summary
+    cfg = config(recipe, demand, seed)
+    t0 = time.time()
+    run = store.get_or_train(cfg)
+    m = run.metrics
+    row = {"recipe": recipe, "demand": demand, "seed": seed, "run": store.run_id(cfg),
+           "changes": RECIPES[recipe],
+           "train_wall_s": json.loads((run.path / "DONE").read_text()).get("train_wall_s"),
+           "steps": m["steps"], "reached": m["reached_length"], "polished": m["polished"],
+           "in_acc_T": round(m["final_eval"]["seq_acc"], 4), **settle_summary(run.model, cfg),
+           "measure_wall_s": None}
+    row["measure_wall_s"] = round(time.time() - t0, 1)
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--worker", default="0/1", help="i/k: this process takes every k-th queue entry from i")
+    ap.add_argument("--table", action="store_true", help="print the log as a table and exit")
+    args = ap.parse_args(argv)
+    if args.table:
+        return print_table()
+    i, k = (int(x) for x in args.worker.split("/"))
+    torch.set_num_threads(1)
+    for j, key in enumerate(QUEUE):
+        if j % k != i or key in done_keys():
+            continue
+        row = measure_one(*key)
+        print(json.dumps(row), flush=True)
+        with open(LOG, "a") as f:
+            f.write(json.dumps(row) + "\n")
+    return 0
+
+
+def print_table() -> int:
+    rows = [json.loads(x) for x in LOG.read_text().splitlines()] if LOG.exists() else []
+    print(f"{'recipe':24} {'dem':>4} {'s':>2} {'steps':>6} {'in@T':>5} {'@2T':>5} {'@4T':>5} {'v_tau':>6} {'v_fr':>5} "
+          f"{'raw':>5} {'norm':>5} {'cos':>5} {'12@T*':>6} {'12best':>6} {'16@T*':>6} {'16best':>6} {'late16':>6}")
+    for r in rows:
+        c, o = r["convergence"], r["ood"]
+        g = lambda x: "  -  " if x is None else f"{x:5.2f}"   # noqa: E731
+        print(f"{r['recipe']:24} {r['demand']:4} {r['seed']:2} {r['steps']:6} {g(r['in_acc']['1T'])} "
+              f"{g(r['in_acc']['2T'])} {g(r['in_acc']['4T'])} {g(r['v_tau'])} {g(r['v_frontier'])} "
+              f"{g(c['raw']['reached'])} {g(c['normalised']['reached'])} {g(c['cosine']['reached'])} "
+              f"{g(o['12']['at_T_star'])}  {g(o['12']['best'])}  {g(o['16']['at_T_star'])}  {g(o['16']['best'])}  "
+              f"{g(o['16']['late_best'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

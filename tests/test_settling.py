@@ -1,0 +1,104 @@
+"""Loop schedules above the contract, and convergence criteria on constructed maps."""
+import math
+
+import pytest
+import torch
+
+from lib.instruments import fixedpoint, tail
+from lib.train import RunConfig, loop_loss, loops_at_length, loops_for
+from tests.constructed import SerialPropagator
+
+
+def test_fixed_schedule_draws_nothing():
+    g = torch.Generator().manual_seed(3)
+    before = g.get_state().clone()
+    assert loops_for(RunConfig(T_train=5), 7, g) == (5, 5)
+    assert torch.equal(g.get_state(), before)         # committed runs keep their data stream
+
+
+def test_proportional_holds_the_demand():
+    cfg = RunConfig(n_train=8, T_train=4, schedule="proportional")
+    g = torch.Generator().manual_seed(0)
+    assert [loops_for(cfg, n, g)[0] for n in (1, 2, 3, 8, 9)] == [1, 1, 2, 4, 5]
+    assert loops_at_length(16, 8, 16) == 32 and loops_at_length(12, 8, 8) == 12
+
+
+@pytest.mark.parametrize("schedule,n,T_min", [("fixed", 5, 8), ("proportional", 5, 5)])
+def test_jitter_range_and_determinism(schedule, n, T_min):
+    cfg = RunConfig(n_train=8, T_train=8, schedule=schedule, T_jitter=2.0)
+    draws = [loops_for(cfg, n, g) for g in [torch.Generator().manual_seed(1)] for _ in range(400)]
+    assert {d[0] for d in draws} == {T_min}
+    Ts = {d[1] for d in draws}
+    assert Ts == set(range(T_min, 2 * T_min + 1))       # every count in [T_min, 2 T_min], nothing outside
+    again = [loops_for(cfg, n, g) for g in [torch.Generator().manual_seed(1)] for _ in range(400)]
+    assert draws == again
+
+
+def test_tail_loss_is_the_mean_over_loops_past_T_min():
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(6, 3, 4, 5, generator=g)
+    labels = torch.randint(0, 5, (3, 4), generator=g)
+    labels[:, 0] = -100
+    per_loop = [loop_loss(logits[t], labels, 1, "final") for t in range(6)]
+    assert torch.allclose(loop_loss(logits, labels, 3, "tail"), torch.stack(per_loop[2:]).mean())
+
+
+@pytest.mark.parametrize("bad,msg", [({"T_jitter": 0.5}, "T_jitter"), ({"loss_loops": "all"}, "loss_loops"),
+                                     ({"schedule": "streaming", "T_train": 10, "T_jitter": 2.0}, "T_jitter")])
+def test_bad_schedule_parameters_are_named(bad, msg):
+    with pytest.raises(ValueError, match=msg):
+        RunConfig(**bad)
+
+
+def _states(step, h0, T):
+    out, h = [], h0
+    for _ in range(T):
+        h = step(h)
+        out.append(h)
+    return torch.stack(out)
+
+
+def test_contraction_converges_by_every_criterion():
+    g = torch.Generator().manual_seed(0)
+    fp = torch.randn(4, 3, 8, generator=g)
+    hs = _states(lambda h: fp + 0.5 * (h - fp), torch.randn(4, 3, 8, generator=g), 40)
+    conv = fixedpoint.convergence_all(hs)
+    assert all(c.reached_fraction == 1.0 for c in conv.values())
+    # 0.5^t shrinks the step: ||h^{t+1} - h^t|| / ||h^t|| <= 1e-3 from about loop 10 on
+    assert 5 <= conv["raw"].tau_star <= 15
+
+
+def test_growth_along_one_direction_is_not_a_fixed_point():
+    g = torch.Generator().manual_seed(0)
+    d = torch.randn(4, 3, 8, generator=g)
+    hs = _states(lambda h: 1.2 * h, d, 30)                 # direction fixed, norm x1.2 a loop
+    conv = fixedpoint.convergence_all(hs)
+    assert conv["raw"].reached_fraction == 0.0 and math.isnan(conv["raw"].tau_star)
+    assert conv["normalised"].reached_fraction == 1.0 and conv["cosine"].reached_fraction == 1.0
+    with pytest.raises(ValueError, match="criterion"):
+        fixedpoint.convergence(hs, "angle")
+
+
+def test_serial_propagator_settles_after_its_front_and_skips_preserve_outputs():
+    m, n = 5, 6
+    model = SerialPropagator(m=m, period=1)
+    tokens = torch.cat([torch.full((8, 1), m), torch.randint(0, m, (8, n), generator=torch.Generator().manual_seed(2))], 1)
+    T = 3 * n
+    hs = model(tokens, T, return_states=True)[1]
+    conv = fixedpoint.convergence(hs, "raw")
+    # the front reaches the last position at loop n; from then on the state does not move
+    assert conv.reached_fraction == 1.0 and conv.tau_star == n
+    p1 = tail.proposition1(model, tokens, T)
+    assert p1.tau_star == n and p1.skip_preservation == 1.0
+    assert tail.skip_k_preservation(model, tokens, T, k=T - n) == 1.0
+    assert tail.skip_k_preservation(model, tokens, T, k=T - n + 2) < 1.0    # before tau*: outputs still change
+
+
+def test_probe_sets_are_named_and_checked():
+    from lib.probes import PROBE_SEEDS, probe_seed
+    assert probe_seed("extrapolation", 16) == PROBE_SEEDS["extrapolation"] + 16
+    assert len(set(PROBE_SEEDS.values())) == len(PROBE_SEEDS)
+    with pytest.raises(ValueError, match="purpose"):
+        probe_seed("ood", 3)
+    with pytest.raises(ValueError, match="key"):
+        probe_seed("tail", 1000)                       # would collide with the next purpose's range
