@@ -12,7 +12,8 @@ from pathlib import Path
 import torch
 
 from lib.instruments import head
-from lib.train import RunConfig, train
+from lib.config import RunConfig
+from lib.train import train
 
 
 def main(argv):

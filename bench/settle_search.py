@@ -58,12 +58,13 @@ def done_keys() -> set:
 
 def measure_one(recipe: str, demand: float, seed: int) -> dict:
     from lib import store
+    from lib.config import run_id
     from lib.instruments.settling import settle_summary
     cfg = config(recipe, demand, seed)
     t0 = time.time()
     run = store.get_or_train(cfg)
     m = run.metrics
-    row = {"recipe": recipe, "demand": demand, "seed": seed, "run": store.run_id(cfg),
+    row = {"recipe": recipe, "demand": demand, "seed": seed, "run": run_id(cfg),
            "changes": RECIPES[recipe],
            "train_wall_s": json.loads((run.path / "DONE").read_text()).get("train_wall_s"),
            "steps": m["steps"], "reached": m["reached_length"], "polished": m["polished"],

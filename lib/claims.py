@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .store import PROJECT_ROOT, artifacts_dir, outputs_dir
+from .paths import PROJECT_ROOT, artifacts_dir, atomic_write_text, outputs_dir
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def record(notebook: str, results: dict, profile: str = "quick") -> Path:
     """Write a notebook's measured numbers (plain floats/ints/strings) for the ledger."""
     path = results_path(notebook, profile)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(path, json.dumps(results, indent=1, sort_keys=True) + "\n")
     return path
 
 
@@ -206,7 +206,7 @@ def report() -> str:
 
 def write_report(path: Path | None = None) -> Path:
     path = Path(path or PROJECT_ROOT / "paper" / "REPORT.md")
-    path.write_text(report())
+    atomic_write_text(path, report())
     return path
 
 

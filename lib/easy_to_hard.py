@@ -53,7 +53,6 @@ from typing import NamedTuple
 
 import torch
 
-from . import tasks
 
 PUBLIC_LENGTHS = tuple(range(16, 65)) + (72, 128, 256, 512)
 PUBLIC_COUNT = 10_000
@@ -119,20 +118,6 @@ def prefix_sums(n_bits: int, count: int = PUBLIC_COUNT, seed: int = 0) -> tuple[
 def prefix_sum_targets(inputs: torch.Tensor) -> torch.Tensor:
     """Cumulative sum mod 2 along each row (the same function as the project's "parity" task)."""
     return torch.cumsum(inputs.to(torch.int64), dim=1) % 2
-
-
-def as_sequence_task(inputs: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Prefix-sum rows in the project's token format, the "parity" task of lib/tasks.py.
-
-    Returns (tokens, labels), both (count, n_bits + 1): tokens = [BOS, bits] with BOS = 2 (the
-    parity task's `bos`), labels = [IGNORE, targets]. Prefix sums mod 2 are prefix parity, so
-    models trained on `tasks.make_task("parity")` read these directly.
-    """
-    if inputs.shape != targets.shape or inputs.dim() != 2:
-        raise ValueError(f"as_sequence_task: inputs and targets must both be (count, n_bits), got "
-                         f"{tuple(inputs.shape)} and {tuple(targets.shape)}")
-    parity = tasks.make_task("parity")
-    return tasks.with_bos(parity, inputs.to(torch.int64)), tasks.with_ignore(targets.to(torch.int64))
 
 
 # ---------------------------------------------------------------------------------------------

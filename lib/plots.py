@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .store import artifacts_dir
+from .paths import artifacts_dir
 
 
 def save(fig, name: str) -> None:

@@ -13,7 +13,6 @@ with ignored labels; causal attention keeps padding invisible to the real positi
 """
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +21,9 @@ import torch.nn.functional as F
 
 from . import tasks as tasks_mod
 from .model import LoopedTransformer, reveal_loops
-from .train import RunConfig, RunProgress, autocast, decays, evaluate, loops_for
+from .config import RunConfig
+from .paths import atomic_write
+from .train import RunProgress, autocast, decays, evaluate, loops_for
 
 
 class StackedLoopedTransformer(torch.nn.Module):
@@ -114,9 +115,7 @@ def _save_population(path: Path, it: int, seeds, model, opt, gens, runs) -> None
     state = {"iteration": it, "seeds": seeds, "params": [w.detach() for w in model.params], "m": opt.m, "v": opt.v,
              "opt_steps": opt.steps, "data_rng": [g.get_state() for g in gens], "runs": [r.state_dict() for r in runs],
              "torch_rng": torch.get_rng_state()}
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: torch.save(state, tmp))
 
 
 def supports(cfg: RunConfig) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .model import PRESETS
-from .train import RunConfig
+from .config import RunConfig, warm_start
 
 PROFILES = ("quick", "paper", "smoke")
 DEVICES = ("auto", "cpu", "cuda")
@@ -52,6 +52,10 @@ class BudgetLawPlan:
     loops_factor: int              # test-time loops up to loops_factor * T_train
     learned_acc: float             # in-distribution sequence accuracy for a run to count as learned
     eval_count: int
+
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(self.runs))
 
 
 # The quick profile was settled by measurement (bench/quick_profile_search.py, results in
@@ -96,6 +100,10 @@ class CalibrationPlan:
     patch_inputs: int                  # clean inputs per damage-cone grid
     threshold: float                   # damage arrives where >= threshold of inputs flip
     alpha: float                       # patch strength
+
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(self.streaming + self.shortcut))
 
 
 def calibration(profile: str, seeds=(0,)) -> CalibrationPlan:
@@ -152,6 +160,10 @@ class ArchitecturePlan:
     test_ns: tuple[int, ...]           # lengths for tau against n (tied: loops scaled with n)
     long_ns: tuple[int, ...]           # extrapolation lengths
     eval_count: int
+
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(self.tied + self.untied + self.tied_scan + self.untied_scan + self.untied_a5 + self.extra))
 
 
 def matched_untied(cfg: RunConfig) -> RunConfig:
@@ -222,6 +234,10 @@ class OperatorWallPlan:
     eval_count: int
     learned_acc: float
 
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(tuple(c for cfgs in self.runs.values() for c in cfgs) + self.free + self.streaming))
+
 
 def operator_wall(profile: str, seeds=(0, 1)) -> OperatorWallPlan:
     check_params(profile, list(seeds))
@@ -266,6 +282,10 @@ class AnnealingPlan:
     learned_acc: float
     eval_count: int
 
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(self.start + tuple(c for col in self.scratch for c in col) + tuple(c for ch in self.chains for c in ch)))
+
 
 ANNEALING_SEEDS = {"smoke": (0, 1), "quick": (0, 1), "paper": (0, 1, 2, 3)}   # the paper: 4 seeds
 
@@ -276,7 +296,6 @@ def annealing(profile: str, seeds=None) -> AnnealingPlan:
     from-scratch step budget per step), against
     from-scratch runs of the same contracts (the budget-law runs). seeds None: the profile's
     (`ANNEALING_SEEDS`; quick runs 2 of the paper's 4 to fit a CPU session)."""
-    from .store import warm_start
     check_params(profile, None if seeds is None else list(seeds))
     seeds = ANNEALING_SEEDS[profile] if seeds is None else tuple(seeds)
     law = budget_law(profile, seeds)
@@ -310,6 +329,10 @@ class ContestPlan:
     eval_count: int
     probes: int                    # random directions for the Jacobian alignment
     long_factor: int               # loops for asymptotic alignment = long_factor * T_train
+
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(c for cfgs in self.contests.values() for c in cfgs))
 
     def n_ood(self, n_train: int) -> int:
         """The out-of-distribution test length: ood_factor * n_train, rounded, and always beyond training."""
@@ -361,6 +384,10 @@ class EasyToHardPlan:
     conf_threshold: float              # max-confidence baseline: stop at the first loop this confident
     chess: tuple[RunConfig, ...] = ()  # the public chess puzzles, trained only where the user supplies them
 
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(self.runs))
+
 
 def easy_to_hard(profile: str, seeds=(0,)) -> EasyToHardPlan:
     """Prefix sums by the benchmark's recipe (task "prefix_sums"); the paper profile trains at 32 bits
@@ -393,6 +420,10 @@ class StabilityPlan:
     sudoku: dict                       # recall -> tuple of RunConfig (outer norm on; bidirectional)
     sudoku_givens: tuple[int, ...]     # test difficulties: the training one first, then fewer givens
 
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(c for cfgs in list(self.runs.values()) + list(self.sudoku.values()) for c in cfgs))
+
 
 RECALLS = {"none": "none", "external": "add", "internal": "internal"}   # Paper B's name -> our injection
 
@@ -422,3 +453,9 @@ def stability(profile: str, seeds=(0,)) -> StabilityPlan:
     sudoku = {recall: tuple(RunConfig(**board, **size, injection=RECALLS[recall], seed=s) for s in seeds)
               for recall in ("external", "internal")}
     return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS)
+
+
+# The sections whose runs the store's command line can fill (python -m lib.cli train <section>).
+SECTIONS = {"budget_law": budget_law, "calibration": calibration, "architecture_prior": architecture_prior,
+            "operator_wall": operator_wall, "annealing": annealing, "contests": contests,
+            "easy_to_hard": easy_to_hard, "stability": stability}

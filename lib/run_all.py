@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import claims
 from .profiles import PROFILES
-from .store import PROJECT_ROOT, outputs_dir
+from .paths import PROJECT_ROOT, outputs_dir
 
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 

@@ -1,9 +1,9 @@
 """Content-addressed run store.
 
 A run lives in `outputs/runs/<experiment>/<hash>/`, where hash = sha256 of the run's config
-(its non-default fields) and `train.CODE_VERSION`. Files: `config.json`, `model.pt` (a plain state dict, loaded with
+(its non-default fields) and `config.CODE_VERSION`. Files: `config.json`, `model.pt` (a plain state dict, loaded with
 `weights_only=True`), `metrics.json`, and `DONE`, written last, holding the sha256 of
-`model.pt`. Every file is written to a temporary name and moved into place with `os.replace`,
+`model.pt`. Every file is written with `paths.atomic_write` (a temporary name moved into place),
 so a run without DONE is unfinished (its `checkpoint.pt` lets training resume) and is never
 read as done. A file lock per run keeps two processes from training the same run at once.
 """
@@ -11,61 +11,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from filelock import FileLock, Timeout
 
 from .model import LoopedTransformer
-from .train import CODE_VERSION, Diverged, RunConfig, train
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
-
-def outputs_dir() -> Path:
-    """`outputs/` of the project (override with the LOOPS_OUTPUTS environment variable)."""
-    return Path(os.environ.get("LOOPS_OUTPUTS", PROJECT_ROOT / "outputs"))
-
-
-def artifacts_dir(kind: str) -> Path:
-    """Where notebooks write their `results` (measured numbers) and `figures`: outputs/<kind>/, or,
-    inside a sweep point, that point's own folder (LOOPS_POINT_DIR, set by lib.sweep), so parallel
-    points never overwrite each other's or the committed files. Runs stay shared in outputs/runs/."""
-    point = os.environ.get("LOOPS_POINT_DIR")
-    return Path(point) / kind if point else outputs_dir() / kind
-
-
-def config_hash(cfg: RunConfig) -> str:
-    """sha256 of the config's NON-DEFAULT fields and the code version.
-
-    Leaving default-valued fields out lets a later feature add a field (whose default keeps the old
-    behaviour) without orphaning every cached run. The price is a rule: a field's default never
-    changes (tests/test_train_store.py pins one hash to catch it)."""
-    defaults = RunConfig()
-    changed = {k: v for k, v in cfg.to_dict().items() if v != getattr(defaults, k)}
-    blob = json.dumps({"config": changed, "code_version": CODE_VERSION}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
+from .config import CODE_VERSION, RunConfig, config_hash, run_id
+from .paths import atomic_write, atomic_write_json, outputs_dir
+from .train import Diverged, train
 
 def run_dir(cfg: RunConfig) -> Path:
     return outputs_dir() / "runs" / cfg.experiment / config_hash(cfg)
-
-
-def run_id(cfg: RunConfig) -> str:
-    """'experiment/hash': how a child run names its parent (RunConfig.init_from)."""
-    return f"{cfg.experiment}/{config_hash(cfg)}"
-
-
-def warm_start(parent: RunConfig, **changes) -> RunConfig:
-    """A run initialised from `parent`'s stored weights and trained under `changes` (e.g. a new
-    T_train: budget annealing). The child starts at the full length (curriculum_start = n_train, the
-    parent already knows the task) unless `changes` says otherwise; its hash includes the parent's id,
-    so the lineage is part of the recipe."""
-    changes.setdefault("curriculum_start", changes.get("n_train", parent.n_train))
-    return replace(parent, init_from=run_id(parent), **changes)
 
 
 def parent_state(cfg: RunConfig) -> tuple[dict, dict]:
@@ -102,19 +61,6 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _atomic_write_json(path: Path, obj) -> None:
-    _atomic_write_bytes(path, (json.dumps(obj, indent=1, sort_keys=True) + "\n").encode())
-
-
 def is_done(cfg: RunConfig) -> bool:
     return (run_dir(cfg) / "DONE").exists()
 
@@ -141,12 +87,11 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: fl
     into DONE."""
     d = run_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
-    _atomic_write_json(d / "config.json", cfg.to_dict())
-    tmp = d / f".model.pt.tmp{os.getpid()}"
-    torch.save({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, tmp)
-    os.replace(tmp, d / "model.pt")
-    _atomic_write_json(d / "metrics.json", metrics)
-    _atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
+    atomic_write_json(d / "config.json", cfg.to_dict())
+    weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    atomic_write(d / "model.pt", lambda tmp: torch.save(weights, tmp))
+    atomic_write_json(d / "metrics.json", metrics)
+    atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
                                     "train_wall_s": None if wall_s is None else round(wall_s, 1)})
     (d / "checkpoint.pt").unlink(missing_ok=True)
     return d
@@ -179,7 +124,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
                 if lineage is not None:
                     metrics = {**metrics, "lineage": lineage}
             except Diverged as err:
-                _atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
+                atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise
             save_run(cfg, model, metrics, wall_s=time.time() - t0)
     except Timeout:
@@ -243,91 +188,3 @@ def verify() -> list[str]:
         except Exception as err:      # report every bad run, then fail
             problems.append(f"{d.relative_to(outputs_dir())}: {err}")
     return problems
-
-
-def _plan_configs(section: str, profile: str, seeds) -> list[RunConfig]:
-    """Every run of a section's plan, parents before children (a warm start needs its parent)."""
-    from . import profiles
-    seeds = {} if seeds is None else {"seeds": seeds}
-    def calibration():
-        plan = profiles.calibration(profile, **seeds)
-        return plan.streaming + plan.shortcut
-    def architecture_prior():
-        plan = profiles.architecture_prior(profile, **seeds)
-        return plan.tied + plan.untied + plan.tied_scan + plan.untied_scan + plan.untied_a5 + plan.extra
-    def operator_wall():
-        plan = profiles.operator_wall(profile, **seeds)
-        return tuple(c for cfgs in plan.runs.values() for c in cfgs) + plan.free + plan.streaming
-    def annealing():
-        plan = profiles.annealing(profile, **seeds)
-        return plan.start + tuple(c for col in plan.scratch for c in col) + tuple(c for ch in plan.chains for c in ch)
-    plans = {"budget_law": lambda: profiles.budget_law(profile, **seeds).runs, "calibration": calibration,
-             "architecture_prior": architecture_prior, "operator_wall": operator_wall, "annealing": annealing,
-             "contests": lambda: tuple(c for cfgs in profiles.contests(profile, **seeds).contests.values() for c in cfgs),
-             "easy_to_hard": lambda: profiles.easy_to_hard(profile, **seeds).runs,
-             "stability": lambda: tuple(c for plan in [profiles.stability(profile, **seeds)]
-                                        for cfgs in list(plan.runs.values()) + list(plan.sudoku.values()) for c in cfgs)}
-    if section not in plans:
-        raise ValueError(f"section: unknown {section!r}; allowed: {sorted(plans)}")
-    return list(dict.fromkeys(plans[section]()))          # a run shared by two lists is trained once
-
-
-def main(argv=None) -> int:
-    """`python -m lib.store train <section> [--profile quick] [--shard i/k]`: fill the store for a
-    section's plan (k processes can split it with --shard; not for "annealing", whose warm starts need
-    their parents first), or `python -m lib.store list`."""
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m lib.store")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    t = sub.add_parser("train", help="train every missing run of a section's plan")
-    t.add_argument("section")
-    t.add_argument("--profile", default="quick")
-    t.add_argument("--seeds", default=None, help="comma-separated seeds (default: the plan's own)")
-    t.add_argument("--shard", default="0/1", help="i/k: this process trains runs i, i+k, ...")
-    t.add_argument("--threads", type=int, default=1)
-    r = sub.add_parser("run", help="get or train one run given as a JSON RunConfig")
-    r.add_argument("--config", required=True, help="JSON object of RunConfig fields")
-    r.add_argument("--lock-timeout", type=float, default=3600.0)
-    sub.add_parser("list", help="list finished and running runs")
-    sub.add_parser("verify", help="check every finished run's weights against its recorded sha256")
-    a = ap.parse_args(argv)
-    if a.cmd == "run":
-        torch.set_num_threads(1)
-        cfg = RunConfig.from_dict(json.loads(a.config))
-        t0 = time.time()
-        run = get_or_train(cfg, lock_timeout=a.lock_timeout)
-        print(json.dumps({"path": str(run.path), "trained_here": run.trained_here, "start": t0, "end": time.time()}))
-        return 0
-    if a.cmd == "verify":
-        problems = verify()
-        for p in problems:
-            print(p)
-        n = len(list((outputs_dir() / "runs").glob("*/*/DONE")))
-        print(f"{n} finished runs checked, {len(problems)} problems")
-        return 1 if problems else 0
-    if a.cmd == "list":
-        for d in sorted(p for p in (outputs_dir() / "runs").glob("*/*") if p.is_dir()):
-            name = d.relative_to(outputs_dir())
-            if (d / "DONE").exists():
-                m = json.loads((d / "metrics.json").read_text())
-                print(f"{name}  done     steps {m['steps']:6d}  seq_acc {m['final_eval']['seq_acc']:.3f}")
-            elif (d / "checkpoint.pt").exists():
-                c = torch.load(d / "checkpoint.pt", weights_only=True)
-                last = c["log"][-1] if c["log"] else {}
-                print(f"{name}  running  step  {c['step']:6d}  length {c['curriculum']['length']}  "
-                      f"loss {last.get('loss', float('nan')):.3f}")
-        return 0
-    i, k = (int(x) for x in a.shard.split("/"))
-    torch.set_num_threads(a.threads)
-    cfgs = _plan_configs(a.section, a.profile, None if a.seeds is None else [int(s) for s in a.seeds.split(",")])
-    for cfg in cfgs[i::k]:
-        t0 = time.time()
-        run = get_or_train(cfg, progress=True)
-        print(json.dumps({"run": str(run.path.relative_to(outputs_dir())), "T_train": cfg.T_train,
-                          "seed": cfg.seed, "steps": run.metrics["steps"], "wall_s": round(time.time() - t0, 1),
-                          "seq_acc": run.metrics["final_eval"]["seq_acc"]}), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -79,7 +79,7 @@ class SweepError(ValueError):
 
 
 def _outputs_dir() -> Path:
-    from .store import outputs_dir          # lazy: lib.store imports torch, which the runner never needs
+    from .paths import outputs_dir
     return outputs_dir()
 
 

@@ -1,12 +1,12 @@
 """Training under a contract (n_train, T_train).
 
-`RunConfig` is the whole recipe of one run (task, contract, schedule, model, optimiser,
-curriculum, seed); the store hashes it. `train(cfg, workdir)` returns the trained model and its
+`RunConfig` (lib/config.py) is the whole recipe of one run; `train(cfg, workdir)` returns the trained model and its
 metrics, checkpointing into `workdir` so an interrupted run resumes where it stopped.
 
 Recipe (shared/notes/cpu-measurements.md): AdamW (betas 0.9/0.98, weight decay off embeddings,
-biases and norms), linear warmup then constant learning rate; loss = cross-entropy at the FINAL
-loop only (the contract grants T loops and judges the answer after them); gradient clipping;
+biases and norms), linear warmup then constant learning rate; loss = cross-entropy after the
+loops the schedule gives the batch (`loops_for`: the contract's T, or a count drawn above it) or
+averaged over the loops past the budget (`loss_loops="tail"`); gradient clipping;
 a length curriculum with promotion on accuracy. When the curriculum has reached n_train and the
 windowed last-position accuracy reaches `final_acc`, the run "polishes": the learning rate decays
 linearly to 0 over `polish_steps` and training stops. `max_steps` bounds everything.
@@ -15,171 +15,16 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from . import tasks as tasks_mod
-from .model import INJECTIONS, POSITIONAL, LoopConfig, LoopedTransformer
-
-# Bump when a change alters what training produces for an unchanged config: it enters every
-# run's hash, so stale cached runs are never read as current ones.
-CODE_VERSION = "1"
-SCHEDULES = ("fixed", "log", "streaming", "proportional")
-LOSS_LOOPS = ("final", "tail")
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    experiment: str = "scratch"
-    task: str = "S4"
-    n_train: int = 8
-    T_train: int = 8
-    schedule: str = "fixed"          # "fixed": T_train every step; "log": ceil(log2 n) + 3 + U{-1,0,1};
-                                     # "streaming": token i revealed at loop i-1, T = n + 2 (T_train = n_train + 2);
-                                     # "proportional": ceil(n T_train / n_train) loops for a batch of length n
-                                     # (the contract's demand at every curriculum length)
-    T_jitter: float = 1.0            # > 1: the loops of a batch are drawn uniformly in [T_min, ceil(T_jitter T_min)],
-                                     # T_min the schedule's count (the contract stays the fewest loops a batch gets)
-    loss_loops: str = "final"        # "final": loss after the drawn T only; "tail": mean loss over every loop
-                                     # T_min..T (asks the loop to hold its answer past the budget)
-    # model
-    n_layers: int = 1
-    d_model: int = 64
-    n_heads: int = 4
-    injection: str = "adapter"
-    tied: bool = True                # False: the untied control, T_train distinct blocks applied once each
-    pos: str = "none"                # positional encoding (model.POSITIONAL); NoPE by default
-    norm: str = "pre"                # normalisation placement (model.NORMS; Paper B)
-    outer_norm: bool = False         # LayerNorm on the state after every loop (Paper B)
-    causal: bool = True              # False: bidirectional attention (sudoku; Paper B)
-    batch: int = 128
-    lr: float = 1e-3
-    warmup: int = 100
-    weight_decay: float = 0.01
-    clip: float = 1.0
-    max_steps: int = 6000
-    polish_steps: int = 300
-    final_acc: float = 0.99
-    plateau_stop: int = 0            # > 0: stop early once a deadlock is measured (see RunProgress); 0: never
-    # curriculum
-    curriculum_start: int = 2
-    curriculum_step: int = 1
-    promote_acc: float = 0.95
-    first_acc: float = 0.98
-    lengths: str = "max"
-    # warm start: "experiment/hash" of a finished run whose weights initialise this one (fresh
-    # optimiser and schedule; see store.warm_start); "" = from scratch
-    init_from: str = ""
-    # evaluation and bookkeeping
-    eval_count: int = 512
-    checkpoint_every: int = 250
-    seed: int = 0
-
-    def __post_init__(self):
-        def need_int(name, lo):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-                raise ValueError(f"{name}: must be an integer >= {lo}, got {v!r}")
-        for name in ("n_train", "T_train", "n_layers", "d_model", "n_heads", "batch",
-                     "max_steps", "curriculum_start", "curriculum_step", "eval_count", "checkpoint_every"):
-            need_int(name, 1)
-        for name in ("warmup", "polish_steps", "seed"):
-            need_int(name, 0)
-        tasks_mod.make_task(self.task)    # raises with the allowed names
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule: unknown {self.schedule!r}; allowed: {SCHEDULES}")
-        if (not isinstance(self.T_jitter, (int, float)) or isinstance(self.T_jitter, bool)
-                or not math.isfinite(self.T_jitter) or self.T_jitter < 1):
-            raise ValueError(f"T_jitter: must be a number >= 1 (1 = no jitter), got {self.T_jitter!r}")
-        if self.loss_loops not in LOSS_LOOPS:
-            raise ValueError(f"loss_loops: unknown {self.loss_loops!r}; allowed: {LOSS_LOOPS}")
-        if self.streaming and (self.T_jitter != 1 or self.loss_loops != "final"):
-            raise ValueError("T_jitter / loss_loops: the streaming schedule fixes its loops (T = n + 2); "
-                             "allowed with schedule='streaming': T_jitter=1, loss_loops='final'")
-        if self.lengths not in tasks_mod.LENGTH_DISTRIBUTIONS:
-            raise ValueError(f"lengths: unknown {self.lengths!r}; allowed: {tasks_mod.LENGTH_DISTRIBUTIONS}")
-        if self.injection not in INJECTIONS:
-            raise ValueError(f"injection: unknown {self.injection!r}; allowed: {INJECTIONS}")
-        if self.schedule == "streaming" and self.T_train != self.n_train + 2:
-            raise ValueError(f"T_train: the streaming schedule needs T_train = n_train + 2 = {self.n_train + 2}, "
-                             f"got {self.T_train}")
-        if not isinstance(self.tied, bool):
-            raise ValueError(f"tied: must be True or False, got {self.tied!r}")
-        if not isinstance(self.causal, bool):
-            raise ValueError(f"causal: must be True or False, got {self.causal!r}")
-        if self.schedule == "streaming" and not self.causal:
-            raise ValueError("schedule: 'streaming' needs causal attention (causal=True)")
-        cells = {"sudoku": 81, "chess": 64}.get(self.task)
-        if cells and (self.causal or self.n_train != cells or self.curriculum_start != cells):
-            raise ValueError(f"task: {self.task!r} needs causal=False (a square depends on the whole board) and "
-                             f"n_train = curriculum_start = {cells} (one token per square), got causal={self.causal}, "
-                             f"n_train={self.n_train}, curriculum_start={self.curriculum_start}")
-        if not self.tied and self.schedule != "fixed":
-            raise ValueError(f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', "
-                             f"got {self.schedule!r}")
-        self.model_config()               # the model's own checks (norm, outer_norm, ...) name the parameter
-        if self.pos not in POSITIONAL:
-            raise ValueError(f"pos: unknown positional encoding {self.pos!r}; allowed: {POSITIONAL}")
-        if not isinstance(self.plateau_stop, int) or isinstance(self.plateau_stop, bool) or self.plateau_stop < 0:
-            raise ValueError(f"plateau_stop: must be an integer >= 0 (steps; 0 = off), got {self.plateau_stop!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
-        for name, lo in (("lr", "positive"), ("clip", "positive"), ("weight_decay", "non-negative")):
-            v = getattr(self, name)
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and (
-                v > 0 if lo == "positive" else v >= 0)
-            if not ok:
-                raise ValueError(f"{name}: must be a {lo} number, got {v!r}")
-        for name in ("final_acc", "promote_acc", "first_acc"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not 0 < v <= 1:
-                raise ValueError(f"{name}: must be in (0, 1], got {v!r}")
-        if not isinstance(self.init_from, str) or (self.init_from and not _is_run_id(self.init_from)):
-            raise ValueError(f"init_from: must be '' or a stored run's 'experiment/hash' (16 hex digits), "
-                             f"got {self.init_from!r}")
-        if not self.experiment or not all(c.isalnum() or c in "-_" for c in self.experiment):
-            raise ValueError(f"experiment: must be a non-empty name of letters, digits, '-' or '_', got {self.experiment!r}")
-
-    @property
-    def streaming(self) -> bool:
-        return self.schedule == "streaming"
-
-    @property
-    def demand(self) -> float:
-        """Positions the contract asks per loop: n_train / T_train."""
-        return self.n_train / self.T_train
-
-    def task_obj(self) -> tasks_mod.Task:
-        return tasks_mod.make_task(self.task)
-
-    def model_config(self) -> LoopConfig:
-        t = self.task_obj()
-        return LoopConfig(vocab_size=t.vocab_size, n_classes=t.n_classes, n_layers=self.n_layers,
-                          d_model=self.d_model, n_heads=self.n_heads, injection=self.injection,
-                          n_blocks=1 if self.tied else self.T_train, pos=self.pos, norm=self.norm,
-                          outer_norm=self.outer_norm, causal=self.causal)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "RunConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"config: unknown fields {sorted(unknown)}; allowed: {sorted(known)}")
-        return cls(**d)
-
-
-def _is_run_id(text: str) -> bool:
-    exp, _, h = text.partition("/")
-    return (bool(exp) and all(c.isalnum() or c in "-_" for c in exp) and len(h) == 16
-            and all(c in "0123456789abcdef" for c in h))
-
+from .config import RunConfig, loops_at_length
+from .curriculum import LengthCurriculum, draw_length
+from .model import LoopedTransformer
+from .paths import atomic_write
 
 class Diverged(FloatingPointError):
     """The loss became NaN or inf: training stops at once and says where it can restart from."""
@@ -189,12 +34,6 @@ class Diverged(FloatingPointError):
         where = f"last good checkpoint: {checkpoint}" if checkpoint else "no checkpoint written yet"
         super().__init__(f"training diverged: loss {loss} at step {step} (last finite loss {last_finite_loss:.4g}); "
                          f"{where}")
-
-
-def loops_at_length(n: int, n_train: int, T_train: int) -> int:
-    """The one rule that scales loops with length: the contract's demand n_train / T_train held at
-    length n, T(n) = ceil(n T_train / n_train) (at n = n_train, T_train itself)."""
-    return max(1, math.ceil(n * T_train / n_train - 1e-9))
 
 
 def loops_for(cfg: RunConfig, n: int, generator: torch.Generator) -> tuple[int, int]:
@@ -274,7 +113,7 @@ class RunProgress:
 
     def __init__(self, cfg: RunConfig):
         self.cfg = cfg
-        self.curriculum = tasks_mod.LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
+        self.curriculum = LengthCurriculum(cfg.n_train, cfg.curriculum_start, cfg.curriculum_step,
                                                      cfg.promote_acc, cfg.first_acc)
         self.step, self.polish_start, self.log, self.window_loss = 0, None, [], []
         self.plateau_at = None           # step at which a deadlock plateau stopped the run (plateau_stop > 0)
@@ -392,7 +231,7 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
         bar.update(run.step)
     model.train()
     while not run.finished:
-        n = tasks_mod.draw_length(cfg.lengths, run.curriculum.length, data_gen, min_len=cfg.curriculum_start)
+        n = draw_length(cfg.lengths, run.curriculum.length, data_gen, min_len=cfg.curriculum_start)
         tokens, labels = (x.to(device, non_blocking=True) for x in task.sample(cfg.batch, n, data_gen))
         T_min, T = loops_for(cfg, n, data_gen)
         for g in opt.param_groups:
@@ -428,6 +267,4 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
 def _save_checkpoint(path, model, opt, data_gen, run: RunProgress):
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "data_rng": data_gen.get_state(),
              "torch_rng": torch.get_rng_state(), **run.state_dict()}
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: torch.save(state, tmp))

@@ -7,6 +7,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -23,7 +25,7 @@
 # 3. ... **bypasses the seed lottery** that defeats most from-scratch runs of the harder contract.
 #
 # **Schedule** (`profiles.annealing`): at fixed `n`, `T = n → n/2 → n/4`; each step starts from the
-# previous step's stored weights (`store.warm_start`: weights only, a fresh AdamW, warmup and
+# previous step's stored weights (`config.warm_start`: weights only, a fresh AdamW, warmup and
 # polish, full-length words from the first step, and the from-scratch runs' step budget, so that at
 # the final contract both train equally long), and the store records the lineage. From-scratch runs
 # of the same contracts are the budget-law runs of each seed.

@@ -29,6 +29,7 @@ BASE = dict(experiment="faults", task="S3", n_train=4, T_train=3, n_layers=1, d_
 WORKER = r"""
 import errno, json, os, random, sys, torch
 from lib import store, train
+from lib.config import RunConfig
 p = float(os.environ.get("FAULT_WRITE_P", "0"))
 rng = random.Random(os.getpid())
 def failing(fn):
@@ -38,11 +39,12 @@ def failing(fn):
         return fn(*a, **kw)
     return wrapped
 if p:
-    store._atomic_write_bytes = failing(store._atomic_write_bytes)
+    store.atomic_write = failing(store.atomic_write)
+    store.atomic_write_json = failing(store.atomic_write_json)
     train._save_checkpoint = failing(train._save_checkpoint)
     store.torch.save = failing(store.torch.save)
 torch.set_num_threads(1)
-run = store.get_or_train(train.RunConfig(**json.loads(sys.argv[1])), lock_timeout=120)
+run = store.get_or_train(RunConfig(**json.loads(sys.argv[1])), lock_timeout=120)
 print(json.dumps({"trained_here": run.trained_here}))
 """
 
@@ -56,7 +58,7 @@ def launch(cfg: dict, outputs: Path, write_p: float = 0.0) -> subprocess.Popen:
 def weights(outputs: Path, cfg: dict):
     os.environ["LOOPS_OUTPUTS"] = str(outputs)
     from lib import store
-    from lib.train import RunConfig
+    from lib.config import RunConfig
     try:
         run = store.load_run(RunConfig(**cfg))
         return run.model.state_dict(), run.metrics

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from lib import tasks
+from lib import curriculum, tasks
 from lib.model import LoopConfig, LoopedTransformer, rotary, scan_address, scan_shift
 from lib.profiles import CURRICULA, architecture_prior, matched_untied, operator_wall
-from lib.train import RunConfig, RunProgress, plateaued
+from lib.config import RunConfig
+from lib.train import RunProgress, plateaued
 
 
 # --- untied control -------------------------------------------------------------------------------
@@ -160,7 +161,7 @@ def test_operator_first_stages_and_promotion():
     joint = plan.runs[("A5", "joint")][0]
     assert op.curriculum_start == 2 and joint.curriculum_start == joint.n_train
     assert set(CURRICULA) == {"operator_first", "joint"}
-    c = tasks.LengthCurriculum(op.n_train, op.curriculum_start, op.curriculum_step, op.promote_acc, op.first_acc,
+    c = curriculum.LengthCurriculum(op.n_train, op.curriculum_start, op.curriculum_step, op.promote_acc, op.first_acc,
                                window=4)
     # stage 1 is the operator (length-2 words: g1 and g1∘g2); it needs first_acc, not promote_acc
     for step in range(1, 9):

@@ -8,7 +8,7 @@ import pytest
 
 from lib import profiles, store
 from lib.instruments import contest, head
-from lib.train import RunConfig
+from lib.config import RunConfig
 
 
 def test_perfect_and_reversed_predictors():

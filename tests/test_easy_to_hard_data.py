@@ -92,7 +92,7 @@ def test_same_seed_same_data_other_seed_other_data():
 
 def test_as_sequence_task_matches_the_parity_task_format():
     inputs, targets = e2h.prefix_sums(20, 10, seed=0)
-    tokens, labels = e2h.as_sequence_task(inputs, targets)
+    tokens, labels = tasks.as_sequence_task(inputs, targets)
     parity = tasks.make_task("parity")
     assert tokens.shape == labels.shape == (10, 21)
     assert (tokens[:, 0] == parity.bos).all() and (labels[:, 0] == tasks.IGNORE).all()
@@ -352,7 +352,7 @@ def test_sudoku_task_batches_and_test_sets():
 
 
 def test_sudoku_runs_need_a_bidirectional_model_of_81_cells():
-    from lib.train import RunConfig
+    from lib.config import RunConfig
     with pytest.raises(ValueError, match="causal=False"):
         RunConfig(task="sudoku", n_train=81, curriculum_start=81)
     with pytest.raises(ValueError, match="n_train = curriculum_start = 81"):
@@ -399,7 +399,8 @@ def test_chess_tokens_name_the_piece_on_every_square(tmp_path):
 
 def test_chess_task_reads_the_users_files_and_nothing_else(tmp_path, monkeypatch):
     from lib import tasks
-    from lib.train import RunConfig, train
+    from lib.config import RunConfig
+    from lib.train import train
     boards, targets = write_one_hot_chess_shard(tmp_path)
     monkeypatch.delenv(e2h.CHESS_DATA_ENV, raising=False)
     monkeypatch.setattr(e2h, "_CHESS_SETS", {})

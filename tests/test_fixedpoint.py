@@ -116,7 +116,7 @@ def test_recall_placements_change_the_computation_graph_as_documented():
 
 def test_summary_reads_one_run_on_all_three_axes(store_root):
     from lib import store
-    from lib.train import RunConfig
+    from lib.config import RunConfig
     cfg = RunConfig(experiment="fp_test", task="parity", n_train=4, T_train=2, n_layers=1, d_model=16, n_heads=2,
                     batch=16, max_steps=20, warmup=5, eval_count=32)
     run = store.get_or_train(cfg)

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from lib.population import StackedLoopedTransformer, train_population
-from lib.train import RunConfig, train
+from lib.config import RunConfig
+from lib.train import train
 
 BASE = RunConfig(experiment="pop", task="S3", n_train=4, T_train=3, n_layers=2, d_model=16, n_heads=2,
                  batch=16, max_steps=40, warmup=5, eval_count=64, curriculum_start=2, promote_acc=0.3, first_acc=0.3)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lib import store, train as train_mod
-from lib.train import RunConfig
+from lib.config import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = dict(experiment="rel", task="S3", n_train=4, T_train=3, n_layers=1, d_model=16, n_heads=2,
@@ -25,7 +25,7 @@ SMALL = dict(experiment="rel", task="S3", n_train=4, T_train=3, n_layers=1, d_mo
 
 def start(cfg: dict, outputs: Path, lock_timeout=60.0) -> subprocess.Popen:
     env = {**os.environ, "LOOPS_OUTPUTS": str(outputs), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "lib.store", "run", "--config", json.dumps(cfg),
+    return subprocess.Popen([sys.executable, "-m", "lib.cli", "run", "--config", json.dumps(cfg),
                              "--lock-timeout", str(lock_timeout)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

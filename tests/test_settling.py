@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from lib.instruments import fixedpoint, tail
-from lib.train import RunConfig, loop_loss, loops_at_length, loops_for
+from lib.config import RunConfig, loops_at_length
+from lib.train import loop_loss, loops_for
 from tests.constructed import SerialPropagator
 
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from lib import groups, tasks
+from lib import curriculum, groups, tasks
 
 
 def brute_force(name, word):
@@ -51,7 +51,7 @@ def test_generator_is_seeded():
 
 
 def test_curriculum_promotes_on_accuracy():
-    c = tasks.LengthCurriculum(final=4, start=2, step=1, promote_acc=0.9, first_acc=0.95, window=3)
+    c = curriculum.LengthCurriculum(final=4, start=2, step=1, promote_acc=0.9, first_acc=0.95, window=3)
     for s in range(3):
         assert not c.update(s, 0.92)               # 0.92 < 0.95, the first-stage threshold
     assert c.length == 2
@@ -62,18 +62,18 @@ def test_curriculum_promotes_on_accuracy():
     assert c.update(8, 0.91) and c.length == 4 and c.done
     assert not c.update(9, 1.0) and c.length == 4  # never exceeds final
     state = c.state_dict()
-    d = tasks.LengthCurriculum(final=4)
+    d = curriculum.LengthCurriculum(final=4)
     d.load_state_dict(state)
     assert d.state_dict() == state
 
 
 def test_length_distribution():
     g = torch.Generator().manual_seed(0)
-    assert tasks.draw_length("max", 7, g) == 7
-    draws = {tasks.draw_length("uniform", 5, g, min_len=2) for _ in range(200)}
+    assert curriculum.draw_length("max", 7, g) == 7
+    draws = {curriculum.draw_length("uniform", 5, g, min_len=2) for _ in range(200)}
     assert draws == {2, 3, 4, 5}
     with pytest.raises(ValueError, match="length distribution"):
-        tasks.draw_length("zipf", 5, g)
+        curriculum.draw_length("zipf", 5, g)
 
 
 @pytest.mark.parametrize("bad", ["S", "parity2", "mod7", ""])

@@ -5,7 +5,9 @@ import pytest
 import torch
 
 from lib import store
-from lib.train import RunConfig, train
+from lib import config
+from lib.config import RunConfig, config_hash
+from lib.train import train
 
 PINNED_HASH = "98076558198029ef"
 TINY = dict(experiment="test", task="S3", n_train=3, T_train=3, n_layers=1, d_model=16, n_heads=2,
@@ -52,15 +54,15 @@ def test_get_or_train_caches(store_root):
 
 def test_hash_depends_on_config_and_code_version(monkeypatch):
     a, b = RunConfig(**TINY), RunConfig(**{**TINY, "T_train": 4})
-    assert store.config_hash(a) != store.config_hash(b)
-    h = store.config_hash(a)
-    monkeypatch.setattr(store, "CODE_VERSION", "other")
-    assert store.config_hash(a) != h
+    assert config_hash(a) != config_hash(b)
+    h = config_hash(a)
+    monkeypatch.setattr(config, "CODE_VERSION", "other")
+    assert config_hash(a) != h
 
 
 def test_hash_is_pinned():
     # Changing a RunConfig default or the hash scheme orphans every committed run: this pin makes it loud.
-    assert store.config_hash(RunConfig(**TINY)) == PINNED_HASH
+    assert config_hash(RunConfig(**TINY)) == PINNED_HASH
 
 
 def test_interrupted_write_is_never_read_as_done(store_root, monkeypatch):
@@ -68,7 +70,7 @@ def test_interrupted_write_is_never_read_as_done(store_root, monkeypatch):
 
     def crash(path, obj):                 # the process dies while writing metrics, before DONE
         raise OSError("simulated crash during write")
-    monkeypatch.setattr(store, "_atomic_write_json", crash)
+    monkeypatch.setattr(store, "atomic_write_json", crash)
     with pytest.raises(OSError):
         store.get_or_train(cfg)
     monkeypatch.undo()
@@ -99,3 +101,12 @@ def test_bad_config_rejected_before_any_work(store_root, kw, param):
     with pytest.raises(ValueError, match=param):
         RunConfig(**{**TINY, **kw})
     assert not store_root.exists()
+
+
+def test_every_committed_run_keeps_its_hash():
+    # A new RunConfig field whose default changes nothing must leave every stored run's name alone.
+    from lib.paths import PROJECT_ROOT
+    stored = sorted((PROJECT_ROOT / "outputs" / "runs").glob("*/*/config.json"))
+    assert len(stored) >= 80
+    for path in stored:
+        assert config_hash(RunConfig.from_dict(json.loads(path.read_text()))) == path.parent.name, path

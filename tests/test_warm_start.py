@@ -5,8 +5,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from lib import store
-from lib.train import RunConfig
+from lib import config, store
+from lib.config import RunConfig
 
 PARENT = RunConfig(experiment="warm", task="S3", n_train=4, T_train=4, n_layers=1, d_model=16, n_heads=2, batch=16,
                    max_steps=30, warmup=5, eval_count=32, checkpoint_every=10)
@@ -14,8 +14,8 @@ PARENT = RunConfig(experiment="warm", task="S3", n_train=4, T_train=4, n_layers=
 
 def test_warm_start_begins_exactly_at_the_stored_weights(store_root, monkeypatch):
     parent = store.get_or_train(PARENT)
-    child_cfg = store.warm_start(PARENT, T_train=2, max_steps=3)
-    assert child_cfg.init_from == store.run_id(PARENT) and child_cfg.curriculum_start == PARENT.n_train
+    child_cfg = config.warm_start(PARENT, T_train=2, max_steps=3)
+    assert child_cfg.init_from == config.run_id(PARENT) and child_cfg.curriculum_start == PARENT.n_train
     # with the optimiser's step switched off, the child's weights must be the parent's, bit for bit
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **kw: None)
     child = store.get_or_train(child_cfg)
@@ -25,17 +25,17 @@ def test_warm_start_begins_exactly_at_the_stored_weights(store_root, monkeypatch
 
 def test_lineage_is_recorded_through_a_chain(store_root):
     store.get_or_train(PARENT)
-    mid_cfg = store.warm_start(PARENT, T_train=2, max_steps=10)
+    mid_cfg = config.warm_start(PARENT, T_train=2, max_steps=10)
     mid = store.get_or_train(mid_cfg)
-    leaf_cfg = store.warm_start(mid_cfg, T_train=1, max_steps=10)
+    leaf_cfg = config.warm_start(mid_cfg, T_train=1, max_steps=10)
     leaf = store.get_or_train(leaf_cfg)
     parent_done = json.loads((store.run_dir(PARENT) / "DONE").read_text())
-    assert mid.metrics["lineage"]["init_from"] == store.run_id(PARENT)
+    assert mid.metrics["lineage"]["init_from"] == config.run_id(PARENT)
     assert mid.metrics["lineage"]["parent_sha256"] == parent_done["model_sha256"]
-    assert leaf.metrics["lineage"]["init_from"] == store.run_id(mid_cfg)
-    assert leaf.metrics["lineage"]["parent_lineage"]["init_from"] == store.run_id(PARENT)
-    assert leaf.config.init_from == store.run_id(mid_cfg)        # and in the stored config (the hash)
-    assert store.config_hash(leaf_cfg) != store.config_hash(replace(leaf_cfg, init_from=""))
+    assert leaf.metrics["lineage"]["init_from"] == config.run_id(mid_cfg)
+    assert leaf.metrics["lineage"]["parent_lineage"]["init_from"] == config.run_id(PARENT)
+    assert leaf.config.init_from == config.run_id(mid_cfg)        # and in the stored config (the hash)
+    assert config.config_hash(leaf_cfg) != config.config_hash(replace(leaf_cfg, init_from=""))
 
 
 def test_bad_parents_are_refused_before_any_write(store_root):
@@ -44,7 +44,7 @@ def test_bad_parents_are_refused_before_any_write(store_root):
         store.get_or_train(missing)
     assert not store.run_dir(missing).exists()
     store.get_or_train(PARENT)
-    other_arch = replace(store.warm_start(PARENT, T_train=2), d_model=32)
+    other_arch = replace(config.warm_start(PARENT, T_train=2), d_model=32)
     with pytest.raises(ValueError, match="init_from: .* has another architecture"):
         store.get_or_train(other_arch)
     assert not store.run_dir(other_arch).exists()
@@ -59,7 +59,7 @@ def test_annealing_plan_steps_match_the_scratch_budget_and_chain_through_the_sto
         assert [c.T_train for c in chain] == [c.T_train for c in scratch] == [first.T_train // 2, first.T_train // 4]
         assert [c.max_steps for c in chain] == [c.max_steps for c in scratch]      # equal training at each contract
         parents = [first] + list(chain[:-1])
-        assert [c.init_from for c in chain] == [store.run_id(p) for p in parents]
+        assert [c.init_from for c in chain] == [config.run_id(p) for p in parents]
 
 
 def test_transfer_criterion_on_constructed_readings():
