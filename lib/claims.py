@@ -1,10 +1,15 @@
 """The papers' claims as data, and the ledger `paper/REPORT.md` generated from measured results.
 
 Each section notebook writes its measured numbers to `outputs/results/<notebook>.json` (quick
-profile) or `<notebook>.paper.json` (paper profile) through `record`. A claim is "reproduced" only
-when a measured value lies inside its tolerance; "partly" when a measurement exists but misses the
-tolerance while keeping the claimed direction (`partly_if`); "not reproduced" otherwise; "not run"
-when no notebook has measured it yet.
+profile) or `<notebook>.paper.json` (paper profile) through `record`. Verdicts:
+- "not run": the claim's notebook has not run;
+- "not measured": it ran, but the value is missing (nothing to measure it on, or a tie the
+  notebook records as None) or the claim's precondition is not met (each claim states it, and
+  `requires` reads it from the same results: e.g. Proposition 1 needs a model that reaches a fixed
+  point; the fit's R² counts only with the exponent in tolerance). Unmeasured is not refuted;
+- "reproduced": a measured value inside the tolerance (`holds`);
+- "partly": measured, misses the tolerance but keeps the claimed direction (`partly_if`);
+- "not reproduced": measured and neither.
 """
 from __future__ import annotations
 
@@ -28,14 +33,42 @@ class Claim:
     notebook: str
     holds: Callable[[float], bool]
     partly_if: Callable[[float], bool] = lambda v: False
+    precondition: str = ""                                # in words; "" = the value's existence is enough
+    requires: Callable[[dict], bool] | None = None        # reads the precondition from the notebook's results
+
+
+LEARNED = 0.9        # whole-word accuracy in distribution for a model to count as learned (as in the plans)
+SCORES = 0.05        # whole-word accuracy at which a configuration "scores" at a length (09's comparison rule)
+
+
+def _count(text: str) -> int:
+    """'3/4' -> 3."""
+    return int(str(text).split("/")[0])
+
+
+def _fixed_point_reached(r: dict) -> bool:
+    return r["fixed_point_fraction"] > 0
+
+
+def _final_contract_learnable(r: dict) -> bool:
+    return r["anneal_transfer_fraction"] > 0 or r["scratch_learned_fraction"] > 0
+
+
+def _both_recalls_score(r: dict) -> bool:
+    n = str(r["compared_at_n"])
+    cfgs = r["configurations"]
+    return all(cfgs[f"{recall} recall, outer norm"]["extrapolation"][n] >= SCORES for recall in ("internal", "external"))
 
 
 CLAIMS = (
     Claim("budget_exponent", 1, "A §6.1", "Frontier speed scales with demand: v ∝ (n_train/T_train)^b",
           "b = 0.98 ± 0.04", "|b − 0.98| ≤ 0.10", "03_budget_law",
-          lambda v: abs(v - 0.98) <= 0.10, lambda v: 0.5 <= v < 0.88 or 1.08 < v <= 1.5),
+          lambda v: abs(v - 0.98) <= 0.10, lambda v: 0.5 <= v < 0.88 or 1.08 < v <= 1.5,
+          "at least 3 demands learned", lambda r: _count(r["contracts_learned"]) >= 3),
     Claim("budget_r2", 1, "A §6.1", "The power law fits the speeds", "R² = 0.99", "R² ≥ 0.95", "03_budget_law",
-          lambda v: v >= 0.95, lambda v: v >= 0.8),
+          lambda v: v >= 0.95, lambda v: v >= 0.8,
+          "the exponent within its tolerance (a good fit of the wrong law is no support)",
+          lambda r: claim("budget_exponent").holds(r["budget_exponent"])),
     Claim("speed_at_T_eq_n", 1, "A §6.1", "At T = n the frontier moves one position per loop",
           "v = 1.00", "|v − 1| ≤ 0.10", "03_budget_law",
           lambda v: abs(v - 1.0) <= 0.10, lambda v: abs(v - 1.0) <= 0.3),
@@ -63,15 +96,19 @@ CLAIMS += (
           "they do", "every fixed-schedule model's state moves < 0.1 % per loop within 4·T_train loops",
           "01_tail_saturation", lambda v: v == 1.0, lambda v: v >= 0.5),
     Claim("skip1_min", 5, "A §4", "Single-step skip preservation is exact on solved inputs", "exact (1.0)",
-          "min over learned models = 1.0", "01_tail_saturation", lambda v: v == 1.0, lambda v: v >= 0.95),
+          "min over learned models = 1.0", "01_tail_saturation", lambda v: v == 1.0, lambda v: v >= 0.95,
+          "a model reaches a fixed point (the claim is about the tail past it)", _fixed_point_reached),
     Claim("jac_align_min", 5, "A §4", "Cross-step Jacobian alignment is uniformly high", "uniformly high",
-          "min over learned models ≥ 0.9", "01_tail_saturation", lambda v: v >= 0.9, lambda v: v >= 0.7),
+          "min over learned models ≥ 0.9", "01_tail_saturation", lambda v: v >= 0.9, lambda v: v >= 0.7,
+          "a model reaches a fixed point (the claim is about the tail past it)", _fixed_point_reached),
     Claim("tail_max_abs_rho_significant", 5, "A §4", "No tail metric correlates with OOD generalization",
           "none significant", "no tail metric's 95 % interval for rho excludes 0", "01_tail_saturation",
-          lambda v: v == 0, lambda v: v <= 1),
+          lambda v: v == 0, lambda v: v <= 1,
+          "a model reaches a fixed point (tail metrics saturate only past one)", _fixed_point_reached),
     Claim("prop1_fraction", 5, "A §4, App. B", "Proposition 1 holds numerically beyond the fixed point",
           "holds (theorem)", "holds on every free model that reaches a fixed point", "01_tail_saturation",
-          lambda v: v == 1.0, lambda v: v >= 0.5),
+          lambda v: v == 1.0, lambda v: v >= 0.5,
+          "a model reaches a fixed point (the proposition's premise)", _fixed_point_reached),
 )
 CLAIMS += (
     Claim("untied_log_fraction", 2, "A §6.2", "Untied standard-depth transformers learn parallel scans",
@@ -88,12 +125,15 @@ CLAIMS += (
           "04_architecture_prior", lambda v: v < 0, lambda v: v < 0.1),
     Claim("untied_a5_seq_acc", 2, "A §6.2", "The untied control fails to learn A5 at all", "fails (no seed learns)",
           "in-distribution whole-word accuracy ≤ 0.1 in every seed (max shown)", "04_architecture_prior",
-          lambda v: v <= 0.1, lambda v: v <= 0.5),
+          lambda v: v <= 0.1, lambda v: v <= 0.5,
+          "the same untied recipe learns S4 (else failing A5 says nothing about A5)",
+          lambda r: r["untied_s4_learned_fraction"] > 0),
 )
 CLAIMS += (
     Claim("a5_ood_acc", 3, "A §6.3", "NC1-completeness costs nothing: A5 generalizes fully", "full generalization",
           "operator-first A5 whole-word accuracy ≥ 0.9 in distribution and at 2·n_train (min over seeds shown)",
-          "05_operator_wall", lambda v: v >= 0.9, lambda v: v >= 0.5),
+          "05_operator_wall", lambda v: v >= 0.9, lambda v: v >= 0.5,
+          "an operator-first A5 seed learns in distribution", lambda r: r["a5_learned_fraction"]["operator_first"] > 0),
     Claim("s5_joint_deadlock_fraction", 3, "A §6.3", "S5's 120×120 operator deadlocks joint learning", "deadlock",
           "every joint S5 seed measured deadlocked (plateau, loss near the operator's entropy, later positions stuck)",
           "05_operator_wall", lambda v: v == 1.0, lambda v: v >= 0.5),
@@ -107,10 +147,12 @@ CLAIMS += (
 CLAIMS += (
     Claim("anneal_transfer_fraction", 4, "A §7", "Budget annealing transfers the algorithm and re-prices its speed",
           "4/4 seeds", "every seed learned at the final contract with v-hat closer to the new demand than the old",
-          "06_portability", lambda v: v == 1.0, lambda v: v >= 0.5),
+          "06_portability", lambda v: v == 1.0, lambda v: v >= 0.5,
+          "the final contract is learnable: some run (annealed or from scratch) learns it", _final_contract_learnable),
     Claim("anneal_minus_scratch", 4, "A §7", "Annealing bypasses the seed lottery of from-scratch training",
           "most scratch runs fail", "learned fraction annealed minus from scratch at the final contract ≥ 0.5",
-          "06_portability", lambda v: v >= 0.5, lambda v: v > 0),
+          "06_portability", lambda v: v >= 0.5, lambda v: v > 0,
+          "the final contract is learnable: some run (annealed or from scratch) learns it", _final_contract_learnable),
 )
 CLAIMS += (
     Claim("head_best_auroc_min", 5, "A §8", "In three 16-seed contests head metrics measured in distribution predict OOD generalization",
@@ -123,7 +165,9 @@ CLAIMS += (
 CLAIMS += (
     Claim("e2h_4x_best_acc", 6, "A §6", "Easy-to-hard prefix sums: 4× exact-match length extrapolation",
           "exact match at 4×", "whole-word accuracy at 4·n_train ≥ 0.9 with more loops (min over seeds of the best loop)",
-          "08_easy_to_hard", lambda v: v >= 0.9, lambda v: v >= 0.5),
+          "08_easy_to_hard", lambda v: v >= 0.9, lambda v: v >= 0.5,
+          "the model learned n_train in distribution (whole-word ≥ 0.9)",
+          lambda r: min(v for k, v in r["best_acc_by_length"].items() if int(k) == min(map(int, r["best_acc_by_length"]))) >= LEARNED),
 )
 CLAIMS += (
     Claim("best_is_recall_outer", 6, "B", "Recall with outer normalization gives reachable, input-dependent, stable fixed points and the best extrapolation",
@@ -131,14 +175,17 @@ CLAIMS += (
           "09_fixed_point_stability", lambda v: bool(v), lambda v: False),
     Claim("internal_minus_external", 6, "B", "Internal recall with outer normalization is competitive with external recall",
           "competitive", "internal minus external extrapolation accuracy ≥ −0.1 (same length as the claim above)", "09_fixed_point_stability",
-          lambda v: v >= -0.1, lambda v: v >= -0.3),
+          lambda v: v >= -0.1, lambda v: v >= -0.3,
+          "both recalls (with outer norm) score (≥ 0.05) at the comparison length", _both_recalls_score),
     Claim("sudoku_internal_minus_external", 6, "B", "Internal recall is substantially better on sudoku",
           "substantially better", "internal minus external whole-board accuracy on the harder (fewer-given) test sets, "
-          "best loop, mean over sets ≥ 0.1", "09_fixed_point_stability", lambda v: v >= 0.1, lambda v: v > 0),
+          "best loop, mean over sets ≥ 0.1", "09_fixed_point_stability", lambda v: v >= 0.1, lambda v: v > 0,
+          "some configuration solves whole boards (else both read 0: a tie)",
+          lambda r: max(r["sudoku_board"].values()) > 0),
 )
 # Findings whose sections do not exist yet; listed so the ledger shows every claim of PAPER.md.
 PENDING: tuple = ()
-VERDICTS = ("reproduced", "partly", "not reproduced", "not run")
+VERDICTS = ("reproduced", "partly", "not reproduced", "not measured", "not run")
 
 
 def results_path(notebook: str, profile: str = "quick") -> Path:
@@ -154,10 +201,25 @@ def record(notebook: str, results: dict, profile: str = "quick") -> Path:
     return path
 
 
-def verdict(claim: Claim, value, ran: bool = True) -> str:
-    """`ran`: the claim's notebook has run (a missing value then means it could not be measured)."""
+def precondition_met(claim: Claim, results: dict) -> bool:
+    """Whether the claim's precondition holds in its notebook's `results`; a precondition the results
+    do not record (an older notebook run) counts as unmet: unmeasured, never passed."""
+    if claim.requires is None:
+        return True
+    try:
+        return bool(claim.requires(results))
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def verdict(claim: Claim, value, ran: bool = True, results: dict | None = None) -> str:
+    """`ran`: the claim's notebook has run; `results`: its results (for the precondition)."""
+    if not ran:
+        return "not run"
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "not reproduced" if ran else "not run"
+        return "not measured"
+    if not precondition_met(claim, results or {}):
+        return "not measured"
     if claim.holds(value):
         return "reproduced"
     return "partly" if claim.partly_if(value) else "not reproduced"
@@ -185,22 +247,33 @@ def _figures(notebook: str) -> str:
     return " ".join(f"[{f.stem[len(notebook) + 1:]}](../outputs/figures/{f.name})" for f in figs) or "–"
 
 
+def verdicts() -> list[tuple[Claim, object, object, str]]:
+    """(claim, quick value, paper-profile value, verdict on the quick value) for every claim."""
+    out = []
+    for c in CLAIMS:
+        quick, paper = _load(c.notebook, "quick"), _load(c.notebook, "paper")
+        out.append((c, quick.get(c.key), paper.get(c.key), verdict(c, quick.get(c.key), bool(quick), quick)))
+    return out
+
+
 def report() -> str:
+    table = verdicts()
+    counts = ", ".join(f"{sum(v == name for *_, v in table)} {name}" for name in VERDICTS)
     rows = ["# Claims ledger", "",
             "Generated by `python -m lib.claims` from `outputs/results/*.json` (do not edit by hand).",
             "Verdicts use the quick profile's value; a claim reads *reproduced* only when a measured value",
-            "lies inside its stated tolerance.", "",
-            "| # | section | claim | paper | tolerance | quick | paper profile | verdict | notebook | figures |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in CLAIMS:
-        quick, paper = _load(c.notebook, "quick"), _load(c.notebook, "paper")
-        q, p = quick.get(c.key), paper.get(c.key)
-        esc = lambda text: text.replace("|", "\\|")        # a literal | would split the table cell
-        rows.append(f"| {c.finding} | {c.section} | {esc(c.text)} | {esc(c.paper)} | {esc(c.tolerance)} | {_fmt(q)} | {_fmt(p)} "
-                    f"| {verdict(c, q, ran=bool(quick))} | [{c.notebook}](../notebooks/{c.notebook}.ipynb) "
-                    f"| {_figures(c.notebook)} |")
+            "lies inside its stated tolerance, and *not measured* when the value is missing or the claim's",
+            "precondition is not met (unmeasured is not refuted).", "",
+            f"**{len(table)} claims: {counts}.**", "",
+            "| # | section | claim | paper | tolerance | precondition | quick | paper profile | verdict | notebook | figures |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    esc = lambda text: text.replace("|", "\\|")            # a literal | would split the table cell
+    for c, q, p, v in table:
+        rows.append(f"| {c.finding} | {c.section} | {esc(c.text)} | {esc(c.paper)} | {esc(c.tolerance)} "
+                    f"| {esc(c.precondition) or '–'} | {_fmt(q)} | {_fmt(p)} "
+                    f"| {v} | [{c.notebook}](../notebooks/{c.notebook}.ipynb) | {_figures(c.notebook)} |")
     for finding, section, text, nb in PENDING:
-        rows.append(f"| {finding} | {section} | {text} | see PAPER.md | – | – | – | not run | {nb} (not yet written) | – |")
+        rows.append(f"| {finding} | {section} | {text} | see PAPER.md | – | – | – | – | not run | {nb} (not yet written) | – |")
     return "\n".join(rows) + "\n"
 
 

@@ -1,35 +1,110 @@
-import json
 import math
 
 import pytest
 
 from lib import claims
 
+E = 1e-6
+R, P, N = "reproduced", "partly", "not reproduced"
+
+# Every claim's rule at its boundaries: a value just inside and just outside each edge of the
+# tolerance and of the "partly" band. Changing a rule (or its tolerance) makes one of these fail.
+BOUNDARIES = {
+    "budget_exponent": [(0.88 + E, R), (0.88 - E, P), (1.08 - E, R), (1.08 + E, P), (0.5, P), (0.5 - E, N),
+                        (1.5, P), (1.5 + E, N)],
+    "budget_r2": [(0.95, R), (0.95 - E, P), (0.8, P), (0.8 - E, N)],
+    "speed_at_T_eq_n": [(0.9 + E, R), (0.9 - E, P), (1.1 - E, R), (1.1 + E, P), (0.7 + E, P), (0.7 - E, N),
+                        (1.3 - E, P), (1.3 + E, N)],
+    "rescue_gain": [(0.5, R), (0.5 - E, P), (0.2, P), (0.2 - E, N)],
+    "halting_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
+    "streaming_slope": [(0.9, R), (0.9 - E, P), (1.1, R), (1.1 + E, P), (0.7, P), (0.7 - E, N), (1.3, P), (1.3 + E, N)],
+    "shortcut_slope": [(0.1, R), (-0.1, R), (0.1 + E, P), (0.25, P), (-0.25, P), (0.25 + E, N)],
+    "free_linear_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "cone_ratio_median": [(0.8, R), (0.8 - E, P), (1.25, R), (1.25 + E, P), (0.5, P), (0.5 - E, N), (2.0, P), (2.0 + E, N)],
+    "fixed_point_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "skip1_min": [(1.0, R), (1.0 - E, P), (0.95, P), (0.95 - E, N)],
+    "jac_align_min": [(0.9, R), (0.9 - E, P), (0.7, P), (0.7 - E, N)],
+    "tail_max_abs_rho_significant": [(0, R), (1, P), (2, N)],
+    "prop1_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "untied_log_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "tied_linear_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "tied_scan_linear_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "untied_minus_tied_ood": [(-E, R), (0.0, P), (0.1 - E, P), (0.1, N)],
+    "untied_a5_seq_acc": [(0.1, R), (0.1 + E, P), (0.5, P), (0.5 + E, N)],
+    "a5_ood_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
+    "s5_joint_deadlock_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "s5_operator_first_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "streaming_gap": [(0.5, R), (0.5 - E, P), (0.2, P), (0.2 - E, N)],
+    "anneal_transfer_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "anneal_minus_scratch": [(0.5, R), (0.5 - E, P), (E, P), (0.0, N)],
+    "head_best_auroc_min": [(0.8, R), (0.8 - E, P), (0.65, P), (0.65 - E, N)],
+    "tail_significant_count": [(0, R), (1, P), (2, N)],
+    "e2h_4x_best_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
+    "best_is_recall_outer": [(True, R), (False, N)],
+    "internal_minus_external": [(-0.1, R), (-0.1 - E, P), (-0.3, P), (-0.3 - E, N)],
+    "sudoku_internal_minus_external": [(0.1, R), (0.1 - E, P), (E, P), (0.0, N)],
+}
+
+# Results under which each precondition holds (the value is judged) and under which it does not.
+MET = {"contracts_learned": "3/4", "budget_exponent": 0.98, "fixed_point_fraction": 0.5,
+       "untied_s4_learned_fraction": 0.5, "a5_learned_fraction": {"operator_first": 0.5},
+       "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.5, "best_acc_by_length": {"16": 0.95, "64": 0.1},
+       "compared_at_n": 32, "configurations": {f"{r} recall, outer norm": {"extrapolation": {"32": 0.05}}
+                                               for r in ("internal", "external")},
+       "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0}}
+UNMET = {"contracts_learned": "2/4", "budget_exponent": 0.8, "fixed_point_fraction": 0.0,
+         "untied_s4_learned_fraction": 0.0, "a5_learned_fraction": {"operator_first": 0.0},
+         "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.0, "best_acc_by_length": {"16": 0.89, "64": 0.0},
+         "compared_at_n": 32, "configurations": {"internal recall, outer norm": {"extrapolation": {"32": 0.5}},
+                                                 "external recall, outer norm": {"extrapolation": {"32": 0.05 - E}}},
+         "sudoku_board": {"internal, 24 givens": 0.0, "external, 24 givens": 0.0}}
+
+
+def test_every_claim_has_boundaries():
+    assert set(BOUNDARIES) == {c.key for c in claims.CLAIMS}
+
 
 @pytest.mark.parametrize("c", claims.CLAIMS, ids=lambda c: c.key)
-def test_reproduced_only_with_a_value_inside_tolerance(c):
+def test_rule_at_its_boundaries(c):
+    for value, expected in BOUNDARIES[c.key]:
+        assert claims.verdict(c, value, ran=True, results=MET) == expected, (c.key, value)
+
+
+@pytest.mark.parametrize("c", claims.CLAIMS, ids=lambda c: c.key)
+def test_missing_values_and_unmet_preconditions_read_not_measured(c):
     assert claims.verdict(c, None, ran=False) == "not run"
-    assert claims.verdict(c, None, ran=True) == "not reproduced"
-    assert claims.verdict(c, float("nan")) == "not reproduced"
-    for v in [-10.0, -1.0, 0.0, 0.05, 0.5, 0.9, 0.95, 0.98, 1.0, 1.05, 1.2, 2.0, 10.0, math.inf]:
-        if claims.verdict(c, v) == "reproduced":
-            assert c.holds(v)
-    assert claims.verdict(c, -1e9) != "reproduced" or c.holds(-1e9)
+    assert claims.verdict(c, None, ran=True, results=MET) == "not measured"
+    assert claims.verdict(c, float("nan"), ran=True, results=MET) == "not measured"
+    inside = next(v for v, e in BOUNDARIES[c.key] if e == R)
+    if c.requires is None:
+        assert c.precondition == "" and claims.verdict(c, inside, True, UNMET) == R
+    else:
+        assert c.precondition, f"{c.key}: a gated claim states its precondition"
+        assert claims.verdict(c, inside, True, UNMET) == "not measured"
+        assert claims.verdict(c, inside, True, {}) == "not measured"      # not recorded = not met
 
 
-def test_report_lists_every_finding_and_reads_results(store_root):
+def test_r2_counts_only_with_the_exponent_in_tolerance():
+    r2 = claims.claim("budget_r2")
+    assert claims.verdict(r2, 0.99, True, {"budget_exponent": 0.81}) == "not measured"
+    assert claims.verdict(r2, 0.99, True, {"budget_exponent": 0.97}) == R
+
+
+def test_report_counts_verdicts_and_reads_results(store_root):
     text = claims.report()
     for finding in range(1, 7):
         assert f"| {finding} |" in text, f"finding {finding} of PAPER.md has no row"
-    assert "not run" in text and "| reproduced |" not in text
-    claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5})
+    assert f"**{len(claims.CLAIMS)} claims: 0 reproduced, 0 partly, 0 not reproduced, 0 not measured, " \
+           f"{len(claims.CLAIMS)} not run.**" in text
+    claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5, "contracts_learned": "4/4"})
     text = claims.report()
     row = next(l for l in text.splitlines() if "(n_train/T_train)^b" in l)
     assert "| 0.97 |" in row and "| reproduced |" in row
     row = next(l for l in text.splitlines() if "power law fits" in l)
     assert "| not reproduced |" in row
     row = next(l for l in text.splitlines() if "T = n" in l)
-    assert "| not reproduced |" in row        # the notebook ran but did not measure it
+    assert "| not measured |" in row          # the notebook ran but did not measure it
+    assert "1 reproduced, 0 partly, 1 not reproduced, 3 not measured" in text
 
 
 def test_unknown_claim():
