@@ -225,6 +225,20 @@ def verdict(claim: Claim, value, ran: bool = True, results: dict | None = None) 
     return "partly" if claim.partly_if(value) else "not reproduced"
 
 
+def print_verdicts(notebook: str, results: dict, profile: str = "quick") -> None:
+    """Record a notebook's results and print each of its claims: our value, the paper's, the verdict
+    (with the unmet precondition where a claim reads *not measured*)."""
+    record(notebook, results, profile)
+    print(f"PROFILE {profile}")
+    for c in CLAIMS:
+        if c.notebook != notebook:
+            continue
+        value = results.get(c.key)
+        v = verdict(c, value, True, results)
+        why = f" (needs: {c.precondition})" if v == "not measured" and value is not None else ""
+        print(f"{c.key:30s} ours {_fmt(value):8s} paper {c.paper:24s} -> {v}{why}")
+
+
 def claim(key: str) -> Claim:
     for c in CLAIMS:
         if c.key == key:

@@ -139,6 +139,20 @@ class RunConfig:
     def streaming(self) -> bool:
         return self.schedule == "streaming"
 
+    def loops_at(self, n: int) -> int:
+        """The loops this run gets at length n: what its training schedule gave a batch of length n,
+        held at the contract's demand beyond n_train. The one rule every instrument uses to scale
+        loops with length. Fixed (and log) schedules trained every length with T_train loops, so
+        T_train up to n_train and ceil(n T_train / n_train) beyond; the proportional schedule
+        ceil(n T_train / n_train) at every n; streaming n + 2; the untied control its depth."""
+        if not self.tied:
+            return self.T_train
+        if self.schedule == "streaming":
+            return n + 2
+        if self.schedule == "proportional":
+            return loops_at_length(n, self.n_train, self.T_train)
+        return max(self.T_train, loops_at_length(n, self.n_train, self.T_train))
+
     @property
     def demand(self) -> float:
         """Positions the contract asks per loop: n_train / T_train."""

@@ -11,6 +11,9 @@ are the ones the committed results were measured with; changing one changes resu
     tau_vs_n           length n     tau against n (scaling class, calibration controls)
     extrapolation      length n     whole-word accuracy beyond the training length
     tail               run seed     tail metrics, fixed points, Proposition 1
+    contest_target     0            the contests' out-of-distribution target (one set for every seed)
+    patch_clean        0            damage cones: the clean words
+    patch_donor        0            damage cones: the donor words whose states are patched in
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ import torch
 
 from .tasks import Task, test_set
 
-PROBE_SEEDS = {"in_distribution": 1000, "rescue": 2000, "tau_vs_n": 3000, "extrapolation": 4000, "tail": 7000}
+PROBE_SEEDS = {"in_distribution": 1000, "rescue": 2000, "tau_vs_n": 3000, "extrapolation": 4000,
+               "patch_clean": 5000, "patch_donor": 6000, "tail": 7000, "contest_target": 8000}
 
 
 def probe_seed(purpose: str, key: int) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .model import PRESETS
-from .config import RunConfig, warm_start
+from .config import RunConfig, loops_at_length, warm_start
 
 PROFILES = ("quick", "paper", "smoke")
 DEVICES = ("auto", "cpu", "cuda")
@@ -340,7 +340,7 @@ class ContestPlan:
 
     def T_ood(self, n_train: int, T_train: int) -> int:
         """Loops at the test length, scaled with it (the contract's loops per token kept)."""
-        return max(1, round(T_train * self.n_ood(n_train) / n_train))
+        return loops_at_length(self.n_ood(n_train), n_train, T_train)
 
 
 def contests(profile: str, seeds=tuple(range(16))) -> ContestPlan:

@@ -110,3 +110,11 @@ def test_report_counts_verdicts_and_reads_results(store_root):
 def test_unknown_claim():
     with pytest.raises(KeyError, match="claim"):
         claims.claim("nope")
+
+
+def test_print_verdicts_records_and_names_the_unmet_precondition(store_root, capsys):
+    claims.print_verdicts("03_budget_law", {"budget_exponent": 0.81, "budget_r2": 0.99, "contracts_learned": "4/4"})
+    out = capsys.readouterr().out
+    assert "budget_exponent" in out and "-> partly" in out
+    assert "budget_r2" in out and "-> not measured (needs: the exponent within its tolerance" in out
+    assert claims._load("03_budget_law", "quick")["budget_r2"] == 0.99

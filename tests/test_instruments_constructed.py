@@ -99,3 +99,16 @@ def test_streaming_masks_position_by_position():
     # streaming differs from free running
     _, free = model(tokens, T, return_states=True)
     assert not torch.equal(free, states)
+
+
+@pytest.mark.parametrize("period", [1, 2])
+def test_tau_against_n_reads_a_serial_propagator_as_linear(period):
+    from lib.config import RunConfig
+    cfg = RunConfig(task="Z5", n_train=6, T_train=2 * 6 + 2)      # Z5 prefix products = prefix sums mod 5
+    r = head.tau_against_n(SerialPropagator(5, period), cfg, ns=[2, 3, 4, 5, 6], count=32)
+    assert r.ns == [2, 3, 4, 5, 6]
+    assert r.last == [float(period * n) for n in r.ns]          # the front reaches position n at loop period * n
+    assert r.fit.cls == "linear"
+    short = head.tau_against_n(SerialPropagator(5, period), RunConfig(task="Z5", n_train=6, T_train=3), ns=[3, 6],
+                               count=32)
+    assert short.fit is None                                     # fewer than 3 lengths: no class

@@ -103,3 +103,12 @@ def test_probe_sets_are_named_and_checked():
         probe_seed("ood", 3)
     with pytest.raises(ValueError, match="key"):
         probe_seed("tail", 1000)                       # would collide with the next purpose's range
+
+
+def test_one_rule_scales_loops_with_length():
+    fixed = RunConfig(n_train=8, T_train=4)
+    assert [fixed.loops_at(n) for n in (2, 8, 12, 16)] == [4, 4, 6, 8]       # T_train in range, demand beyond
+    prop = RunConfig(n_train=8, T_train=4, schedule="proportional")
+    assert [prop.loops_at(n) for n in (2, 8, 12, 16)] == [1, 4, 6, 8]
+    assert RunConfig(n_train=8, T_train=10, schedule="streaming").loops_at(12) == 14
+    assert RunConfig(n_train=8, T_train=6, tied=False).loops_at(16) == 6       # the untied control has its depth

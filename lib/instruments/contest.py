@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import stats, tasks
+from .. import stats
+from ..probes import probe_seed, probe_set
 from . import head, tail
 
 HEAD_METRICS = ("v_tau", "v_frontier", "completion", "tau_slope", "linear_r2", "price_gap")
@@ -29,28 +30,22 @@ def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int
     c = run.config
     task = c.task_obj()
     nan = float("nan")
-    r = head.tau(run.model, task, c.n_train, c.T_train, count=eval_count, seed=1000 + c.seed)
+    r = head.tau(run.model, task, c.n_train, c.T_train, count=eval_count, seed=probe_seed("in_distribution", c.seed))
     ok = r.n_solved >= head.MIN_SOLVED
-    ns = list(range(max(2, c.n_train // 2), c.n_train + 1))
-    last = [head.tau(run.model, task, n, c.T_train, count=256, seed=3000 + n).tau_curve[-1] for n in ns] if ok else []
-    fit = head.scaling_class(ns, last) if ok and np.all(np.isfinite(last)) else None
-    tokens, labels = tasks.test_set(task, c.n_train, eval_count, seed=7000 + c.seed)
+    fit = head.tau_against_n(run.model, c, range(max(2, c.n_train // 2), c.n_train + 1), count=256,
+                             min_solved=0).fit if ok else None
+    tokens, labels = probe_set(task, "tail", c.seed, c.n_train, eval_count)
     with torch.no_grad():
         solved = (run.model(tokens, c.T_train).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
-    looped = c.T_train > 1                       # tail metrics compare loops: undefined for one loop
-    sim = tail.cross_step_similarity(run.model, tokens, c.T_train) if looped else None
-    ood = head.accuracy_by_loops(run.model, task, n_ood, T_ood, count=eval_count, seed=8000).seq_acc[-1]
+    ood = head.accuracy_by_loops(run.model, task, n_ood, T_ood, count=eval_count,
+                                 seed=probe_seed("contest_target", 0)).seq_acc[-1]
     return dict(
         seed=c.seed, in_acc=float(solved.float().mean()), ood_acc=float(ood),
         v_tau=r.v_tau.v if ok else nan, v_frontier=r.v_frontier if ok else nan,
         completion=float(r.frontier[-1] / c.n_train) if ok else nan, tau_slope=r.v_tau.slope if ok else nan,
         linear_r2=fit.r2["linear"] if fit is not None and fit.cls != "flat" else nan,
         price_gap=abs(np.log(r.v_tau.v / c.demand)) if ok and r.v_tau.v > 0 else nan,
-        skip1=tail.skip_k_preservation(run.model, tokens, c.T_train, 1, only=solved) if looped else nan,
-        jac_align=float(np.mean(tail.jacobian_alignment(run.model, tokens[:32], c.T_train, probes=probes)))
-        if looped else nan,
-        cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
-        aa=tail.asymptotic_alignment(run.model, tokens[:64], long_factor * c.T_train))
+        **tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train))
 
 
 def evaluate_metric(values, targets, threshold: float) -> dict:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from scipy import stats
 
+from ..probes import probe_seed
 from ..tasks import Task, test_set
 
 MIN_SOLVED = 16     # tau and v-hat over fewer solved inputs are noise: callers leave them undefined
@@ -165,6 +166,29 @@ def scaling_class(ns, taus, alpha: float = 0.05, flat_tol: float = 0.05) -> Scal
         return ScalingFit("flat", r2, slope, p, f"no slope significant at alpha={alpha}")
     best = max(r2, key=r2.get)
     return ScalingFit(best, r2, slope, p, f"R2 log={r2['log']:.3f}, linear={r2['linear']:.3f}")
+
+
+@dataclass
+class TauAgainstN:
+    ns: list[int]                # the lengths kept (enough solved inputs)
+    last: list[float]            # mean tau at the last position, per kept length
+    fit: ScalingFit | None       # scaling class; None with fewer than 3 lengths or a non-finite tau
+
+
+def tau_against_n(model, cfg, ns, count: int = 512, min_solved: int = MIN_SOLVED) -> TauAgainstN:
+    """tau at the last position against the input length n, each length run with the loops the run
+    gets there (`cfg.loops_at(n)`) on the named probe set `tau_vs_n`. Lengths with fewer than
+    `min_solved` solved inputs are left out (0 keeps every length; an unsolved one then leaves the
+    class undefined)."""
+    kept, last = [], []
+    for n in ns:
+        r = tau(model, cfg.task_obj(), n, cfg.loops_at(n), count=count, seed=probe_seed("tau_vs_n", n),
+                streaming=cfg.streaming)
+        if r.n_solved >= min_solved:
+            kept.append(n)
+            last.append(float(r.tau_curve[-1]))
+    ok = len(kept) >= 3 and bool(np.all(np.isfinite(last)))
+    return TauAgainstN(kept, last, scaling_class(kept, last) if ok else None)
 
 
 @dataclass

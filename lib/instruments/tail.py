@@ -162,3 +162,18 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
                       for t in range(tau_star - 1, T))
     holds = preserved == 1.0 and jac_change <= 10 * tol and feat_change <= 10 * tol
     return Prop1Check(tau_star, T, last_step, growth, preserved, jac_change, feat_change, holds)
+
+
+def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probes: int = 4,
+                T_long: int | None = None) -> dict:
+    """Every tail metric of one model read at loop T on `tokens` (skip-one on the `solved` inputs
+    only): skip1, jac_align (mean over 32 inputs), cosine and cka between the last two loops, and the
+    asymptotic alignment after T_long loops (default 4 T). Loop-comparing metrics are nan at T = 1."""
+    nan = float("nan")
+    looped = T > 1                       # tail metrics compare loops: undefined for one loop
+    sim = cross_step_similarity(model, tokens, T) if looped else None
+    return dict(
+        skip1=skip_k_preservation(model, tokens, T, 1, only=solved) if looped else nan,
+        jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes))) if looped else nan,
+        cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
+        aa=asymptotic_alignment(model, tokens[:64], T_long or 4 * T))
