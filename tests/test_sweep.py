@@ -166,7 +166,7 @@ def test_slurm_options_become_sbatch_lines(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
     options = sweep.SlurmOptions(partition="gpu", account="proj", time_min=90, cpus=4, mem_gb=16, gpus=1,
                                  extra={"qos": "high"}, max_parallel=2)
-    ex = sweep._make_submitit_executor("slurm", tmp_path / "logs", options, "budget", n_points=8)
+    ex = sweep.executors._make_submitit_executor("slurm", tmp_path / "logs", options, "budget", n_points=8)
     lines = set(ex._executor._make_submission_file_text("python -m x", "uid").splitlines())
     assert {"#SBATCH --partition=gpu", "#SBATCH --account=proj", "#SBATCH --time=90", "#SBATCH --cpus-per-task=4",
             "#SBATCH --mem=16GB", "#SBATCH --gpus-per-node=1", "#SBATCH --qos=high",
