@@ -154,6 +154,11 @@ class RunConfig:
         return max(self.T_train, loops_at_length(n, self.n_train, self.T_train))
 
     @property
+    def contract(self) -> str:
+        """The contract in words, e.g. 'n=8 T=4 (demand 2)'."""
+        return f"n={self.n_train} T={self.T_train} (demand {self.demand:g})"
+
+    @property
     def demand(self) -> float:
         """Positions the contract asks per loop: n_train / T_train."""
         return self.n_train / self.T_train

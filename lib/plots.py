@@ -128,3 +128,222 @@ def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=No
     readout = (f"n={n} T={T}: solved prefix after T loops {prefix[-1]}/{n} positions (>= 90 % correct), "
                f"sequence accuracy {acc.seq_acc[-1]:.2f}; longest prefix {prefix[best]} at loop {best + 1}{depth_note}")
     return fig, readout
+
+
+def annealing(rows: list[dict], start_demand: float):
+    """06: v-hat against demand along each seed's annealing chain (dashed: the law's v = n/T), and the
+    solved fraction of annealed against from-scratch runs of the same contracts."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for seed in sorted({r["seed"] for r in rows}):
+        rs = [r for r in rows if r["seed"] == seed]
+        axes[0].plot([start_demand] + [r["demand"] for r in rs], [rs[0]["v_before"]] + [r["v_after"] for r in rs],
+                     "o-", label=f"annealed, seed {seed}")
+        axes[1].plot([r["demand"] for r in rs], [r["scratch_acc"] for r in rs], "x--", label=f"scratch, seed {seed}")
+        axes[1].plot([r["demand"] for r in rs], [r["acc"] for r in rs], "o-", label=f"annealed, seed {seed}")
+    grid = np.array(sorted({r["demand"] for r in rows} | {start_demand}))
+    axes[0].plot(grid, grid, "k--", lw=0.8, label="v = n/T")
+    axes[0].set(xlabel="demand n/T", ylabel="v-hat (tau)", title="speed re-priced by annealing")
+    axes[1].set(xlabel="demand n/T", ylabel="solved fraction (in distribution)", ylim=(-0.02, 1.02),
+                title="annealed vs from scratch")
+    for ax in axes:
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def contest_scatter(table: dict, metrics, threshold: float):
+    """07: each chosen metric against OOD whole-word accuracy, one row per contest (dotted: the
+    threshold for 'generalizes')."""
+    fig, axes = plt.subplots(len(table), len(metrics), figsize=(3.25 * len(metrics), 3.1 * len(table)), squeeze=False)
+    for row_axes, (name, rows) in zip(axes, table.items()):
+        for ax, m in zip(row_axes, metrics):
+            ax.scatter([r[m] for r in rows], [r["ood_acc"] for r in rows], s=14)
+            ax.axhline(threshold, color="gray", ls=":", lw=0.8)
+            ax.set_xlabel(m)
+            ax.set_title(f"{name}", fontsize=8)
+        row_axes[0].set_ylabel("OOD whole-word accuracy")
+    fig.tight_layout()
+    return fig
+
+
+def accuracy_per_iteration(curves_by_seed: dict, budgets: dict):
+    """08: deep-thinking's accuracy-per-iteration curves, one panel per seed. curves_by_seed: seed ->
+    {n: head.LoopAccuracy} (its whole-word accuracy per loop is drawn); budgets: seed -> T_train
+    (dotted: the training budget)."""
+    fig, axes = plt.subplots(1, len(curves_by_seed), figsize=(6 * len(curves_by_seed), 4), squeeze=False)
+    for ax, (seed, curves) in zip(axes[0], curves_by_seed.items()):
+        accuracy_vs_loops({f"n = {n}": acc.seq_acc for n, acc in curves.items()}, ax=ax, ylabel="whole-word accuracy",
+                          title=f"seed {seed}: accuracy per iteration")
+        ax.axvline(budgets[seed], color="gray", ls=":", lw=0.8)
+    fig.tight_layout()
+    return fig
+
+
+def fixed_point_grid(rows: dict, label):
+    """09: per run of Paper B's grid, the relative step per loop (reachability; dotted: the 1e-3 tolerance)
+    and the best whole-word accuracy at each test length (extrapolation). rows: fixedpoint.stability_rows;
+    label: configuration key -> its name."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for r in rows.values():
+        axes[0].semilogy(np.arange(1, len(r["reach"].rel_step) + 1), np.maximum(r["reach"].rel_step, 1e-9),
+                         label=label(r["key"]))
+        axes[1].plot(list(r["extrap"]), list(r["extrap"].values()), "o-", label=label(r["key"]))
+    axes[0].axhline(1e-3, color="gray", ls=":", lw=0.8)
+    axes[0].set_xlabel("loop t")
+    axes[0].set_ylabel("relative step ||h(t+1) - h(t)|| / ||h(t)||")
+    axes[0].set_title("reachability")
+    axes[1].set_xlabel("test length n")
+    axes[1].set_ylabel("best whole-word accuracy over loops")
+    axes[1].set_ylim(-0.02, 1.02)
+    axes[1].set_title("extrapolation")
+    for ax in axes:
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def sudoku_loops(sudoku_rows: dict):
+    """09: blank-cell and whole-board accuracy per loop, external (solid) against internal (dashed)
+    recall at each difficulty (dotted: the training loops). sudoku_rows: fixedpoint.sudoku_readings."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharex=True)
+    for (recall, seed, givens), r in sudoku_rows.items():
+        ls = {"external": "-", "internal": "--"}[recall]
+        loops = np.arange(1, len(r["cell"]) + 1)
+        axes[0].plot(loops, r["cell"], ls, label=f"{recall}, {givens} givens")
+        axes[1].plot(loops, r["board"], ls, label=f"{recall}, {givens} givens")
+    for ax, what in zip(axes, ("blank-cell accuracy", "whole-board accuracy")):
+        ax.axvline(r["T"], color="gray", ls=":", lw=0.8)
+        ax.set_xlabel("loop t")
+        ax.set_ylabel(what)
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def tau_against_n(rows: list[dict]):
+    """04: tau at the last position against n per run (legend: its scaling class), and tau against
+    position at the training length. rows: `architecture.prior_rows`."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for r in rows:
+        label = f"{r['name']} (seed {r['seed']})"
+        if r["ns"]:
+            axes[0].plot(r["ns"], r["last"], "o-", label=f"{label}: {r['fit'].cls if r['fit'] else '?'}")
+        axes[1].plot(np.arange(1, r["config"].n_train + 1), r["tau"].tau_curve, "o-", label=label)
+    axes[0].set(xlabel="input length n", ylabel="tau at the last position (loops / blocks)", title="tau against n")
+    axes[1].set(xlabel="position i", ylabel="tau(n_train, i)",
+                title=f"tau against position at n = {rows[0]['config'].n_train}")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def frontier_maps(rows: list[dict]):
+    """04: accuracy per loop (block) and position at each run's contract, side by side."""
+    fig, axes = plt.subplots(1, len(rows), figsize=(3.6 * len(rows), 3.4))
+    for ax, r in zip(np.atleast_1d(axes), rows):
+        c = r["config"]
+        loop_position_map(r["tau"].position_acc_all, ax=ax, title=f"{r['name']}\nn={c.n_train}, T={c.T_train}")
+    fig.tight_layout()
+    return fig
+
+
+def length_extrapolation(rows: list[dict]):
+    """04: whole-word accuracy against test length per run (dotted: the training length)."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in rows:
+        accs = r["extrapolation"]
+        ax.plot(list(accs), list(accs.values()), "o-", label=f"{r['name']} (seed {r['seed']})")
+    ax.axvline(rows[0]["config"].n_train + 0.5, color="gray", ls=":", lw=0.8)
+    ax.set(xlabel="test length n (dotted: training length)", ylabel="whole-word accuracy", ylim=(-0.02, 1.02),
+           title="length extrapolation")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def wall_loss(rows: dict):
+    """05: training loss against step per run, one panel per group (dashed: joint, solid:
+    operator-first; dotted: the loss of a model that knows only position 1, at the full length).
+    rows: `deadlock.wall_rows`."""
+    groups = sorted({g for g, _, _ in rows})
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 3.8), squeeze=False)
+    for ax, group in zip(axes[0], groups):
+        mine = {k: r for k, r in rows.items() if k[0] == group}
+        for (_, curriculum, seed), r in mine.items():
+            ax.plot([e["step"] for e in r["log"]], [e["loss"] for e in r["log"]],
+                    ls="-" if curriculum == "operator_first" else "--", label=f"{curriculum} seed {seed}")
+        ax.axhline(next(iter(mine.values()))["entropy_at_n_train"], color="k", ls=":", lw=0.8)
+        ax.set(xlabel="training step", ylabel="training loss (final loop)",
+               title=f"{group}: joint (dashed) vs operator-first (solid)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def wall_accuracy(rows: dict, long_ns):
+    """05: per-position accuracy at the training length, and whole-word accuracy against length."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for (group, curriculum, seed), r in rows.items():
+        label = f"{group} {curriculum} s{seed}"
+        axes[0].plot(np.arange(1, len(r["pos_acc"]) + 1), r["pos_acc"], "o-", ms=3, label=label)
+        axes[1].plot([r["config"].n_train] + list(long_ns), [r["seq_acc"]] + [r["ood"][n] for n in long_ns], "o-", ms=3,
+                     label=label)
+    axes[0].set(xlabel="position i", ylabel="accuracy after T_train loops", title="per-position accuracy at n_train")
+    axes[1].set(xlabel="test length n (loops T_train · n / n_train)", ylabel="whole-word accuracy",
+                title="accuracy against length")
+    for ax in axes:
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def streaming_pairs(pairs: dict):
+    """05: whole-word accuracy against length, free training (solid) against the streaming schedule
+    (dashed) on the same task. pairs: `deadlock.streaming_pairs`."""
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for task, out in pairs.items():
+        for kind, accs in out.items():
+            ax.plot(list(accs), list(accs.values()), "o-" if kind == "free" else "s--", label=f"{task} {kind}")
+    ax.set(xlabel="test length n", ylabel="whole-word accuracy", ylim=(-0.02, 1.02),
+           title="free training vs imposed seriality (streaming)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def rescue(rescued: dict, n_long: int):
+    """03: at length n_long, late-position accuracy (solid) and whole-word accuracy (dashed) against
+    test-time loops, with the halting rule's T* (dotted); rescued: config -> budget.rescue(...)."""
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    accuracy_vs_loops({c.contract: x["late"] for c, x in rescued.items()}, ax=ax,
+                      dashed={c.contract: x["acc"].seq_acc for c, x in rescued.items()},
+                      marks={c.contract: x["T_star"] for c, x in rescued.items()}, ylabel="accuracy",
+                      title=f"n = {n_long}: late positions (solid), whole words (dashed), T* (dotted)")
+    return fig
+
+
+def metrics_vs_ood(rows: list[dict], corr: dict):
+    """01: each tail metric against OOD accuracy over the models, titled with Spearman's rho."""
+    metrics = list(corr)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3), sharey=True)
+    for ax, m in zip(np.atleast_1d(axes), metrics):
+        ax.scatter([r[m] for r in rows], [r["ood_acc"] for r in rows])
+        ax.set_xlabel(m)
+        ax.set_title(f"rho {corr[m].value:+.2f}" if np.isfinite(corr[m].value) else "rho undefined (constant)")
+    np.atleast_1d(axes)[0].set_ylabel("OOD sequence accuracy")
+    return fig
+
+
+def free_and_cones(free: dict):
+    """02: tau at the last position against n for each free model, and each model's damage map from
+    a patch at (position 1, loop 1); free: config -> calibration.free_reading(...)."""
+    fig, axes = plt.subplots(1, 1 + len(free), figsize=(4.2 * (1 + len(free)), 3.6))
+    for cfg, f in free.items():
+        axes[0].plot(f["against_n"].ns, f["against_n"].last, "o-", label=cfg.contract)
+    axes[0].set(xlabel="input length n", ylabel="tau at the last position", title="free models: tau against n")
+    axes[0].legend(fontsize=7)
+    for ax, (cfg, f) in zip(axes[1:], free.items()):
+        c = f["cones"]
+        loop_position_map(c.flip[c.grid.index((1, 1))], ax=ax, title=f"damage from (pos 1, loop 1)\n{cfg.contract}")
+    return fig

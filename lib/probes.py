@@ -11,7 +11,8 @@ are the ones the committed results were measured with; changing one changes resu
     tau_vs_n           length n     tau against n (scaling class, calibration controls)
     extrapolation      length n     whole-word accuracy beyond the training length
     tail               run seed     tail metrics, fixed points, Proposition 1
-    contest_target     0            the contests' out-of-distribution target (one set for every seed)
+    contest_target     0            the OOD target of the contests and of 01's population (one set)
+    prop1              0            Proposition 1's numerical check (one set)
     patch_clean        0            damage cones: the clean words
     patch_donor        0            damage cones: the donor words whose states are patched in
 """
@@ -22,7 +23,8 @@ import torch
 from .tasks import Task, test_set
 
 PROBE_SEEDS = {"in_distribution": 1000, "rescue": 2000, "tau_vs_n": 3000, "extrapolation": 4000,
-               "patch_clean": 5000, "patch_donor": 6000, "tail": 7000, "contest_target": 8000}
+               "patch_clean": 5000, "patch_donor": 6000, "tail": 7000, "contest_target": 8000,
+               "prop1": 9000}
 
 
 def probe_seed(purpose: str, key: int) -> int:

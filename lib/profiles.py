@@ -84,7 +84,7 @@ def budget_law(profile: str, seeds=(0,)) -> BudgetLawPlan:
 
 
 def contract_label(cfg: RunConfig) -> str:
-    return f"n={cfg.n_train} T={cfg.T_train} (demand {cfg.demand:g})"
+    return cfg.contract
 
 
 # ---------------------------------------------------------------------------------------------

@@ -37,11 +37,9 @@ PROGRESS = False
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
-import torch
 
-from lib import claims, plots, profiles, stats, store, tasks
-from lib.instruments import head, tail
+from lib import claims, plots, profiles, store
+from lib.instruments import saturation
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -58,25 +56,7 @@ print(f"profile {PROFILE}: population of {len(runs)} models")
 # not penalised for needing more loops on a longer input).
 
 # %%
-rows = []
-for run in runs:
-    c = run.config
-    task = c.task_obj()
-    tokens, labels = tasks.test_set(task, c.n_train, plan.eval_count, seed=7000 + c.seed)
-    with torch.no_grad():
-        pred = run.model(tokens, c.T_train, streaming=c.streaming).argmax(-1)
-    solved = (pred[:, 1:] == labels[:, 1:]).all(1)
-    sim = tail.cross_step_similarity(run.model, tokens, c.T_train, streaming=c.streaming)
-    n_ood = plan.ood_factor * c.n_train
-    T_max = max(plan.long_factor * c.T_train, n_ood + 2)
-    ood = float(head.accuracy_by_loops(run.model, task, n_ood, T_max, count=plan.eval_count, seed=8000,
-                                       streaming=c.streaming).seq_acc.max())
-    rows.append(dict(
-        model=f"{c.task} n={c.n_train} T={c.T_train} {c.schedule}", in_acc=float(solved.float().mean()), ood_acc=ood,
-        skip1=tail.skip_k_preservation(run.model, tokens, c.T_train, 1, streaming=c.streaming, only=solved),
-        jac_align=float(np.mean(tail.jacobian_alignment(run.model, tokens[:32], c.T_train, probes=plan.probes))),
-        cosine=float(sim["cosine"][-1]), cka=float(sim["cka"][-1]),
-        aa=tail.asymptotic_alignment(run.model, tokens[:64], plan.long_factor * c.T_train)))
+rows = [saturation.population_row(r, plan.ood_factor, plan.long_factor, plan.eval_count, plan.probes) for r in runs]
 print(f"{'model':34s} {'in acc':>6s} {'OOD acc':>7s} {'skip-1':>6s} {'J-align':>7s} {'cos':>6s} {'CKA':>6s} {'AA':>6s}")
 for r in rows:
     print(f"{r['model']:34s} {r['in_acc']:6.2f} {r['ood_acc']:7.3f} {r['skip1']:6.2f} {r['jac_align']:7.3f} "
@@ -84,26 +64,16 @@ for r in rows:
 
 # %% [markdown]
 # ## Does any tail metric track OOD accuracy?
-# Spearman's rho over the population with 95 % bootstrap intervals. With few models the intervals
-# are wide: an interval that covers 0 means "no evidence of tracking".
+# Spearman's rho with 95 % bootstrap intervals over the models that solve their training
+# distribution (in acc ≥ 0.9: the question is which of the models that fit the data generalize).
+# With few models the intervals are wide: an interval that covers 0 means "no evidence of tracking".
 
 # %%
-# Only models that solve their training distribution enter: the question is which of the models
-# that fit the data generalize, not whether an untrained model does.
-fitted = [r for r in rows if r["in_acc"] >= 0.9]
+fitted, corr = saturation.correlations(rows)
 print(f"{len(fitted)} of {len(rows)} models solve their training distribution (in acc >= 0.9)")
-metrics = ["skip1", "jac_align", "cosine", "cka", "aa"]
-ood = np.array([r["ood_acc"] for r in fitted])
-corr = {m: stats.spearman([r[m] for r in fitted], ood) for m in metrics}
 for m, e in corr.items():
     print(f"{m:10s} rho vs OOD accuracy: {e}")
-
-fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3), sharey=True)
-for ax, m in zip(axes, metrics):
-    ax.scatter([r[m] for r in fitted], ood)
-    ax.set_xlabel(m)
-    ax.set_title(f"rho {corr[m].value:+.2f}" if np.isfinite(corr[m].value) else "rho undefined (constant)")
-axes[0].set_ylabel("OOD sequence accuracy")
+fig = plots.metrics_vs_ood(fitted, corr)
 plots.save(fig, "01_tail_saturation_metrics_vs_ood")
 plt.show()
 
@@ -114,14 +84,8 @@ plt.show()
 # Jacobian (probed) no longer changes; PCA features of the state no longer change.
 
 # %%
-prop1 = []
-for run in runs:
-    c = run.config
-    if c.streaming:
-        continue    # the streaming schedule reveals tokens late: its loop is not one fixed map G
-    tokens, _ = tasks.test_set(c.task_obj(), c.n_train, 64, seed=9000)
-    check = tail.proposition1(run.model, tokens, plan.long_factor * c.T_train, tol=1e-3)
-    prop1.append(check)
+checks = saturation.proposition1_checks(runs, plan.long_factor)
+for c, check in checks:
     if check.tau_star is None:
         print(f"{c.task} n={c.n_train} T={c.T_train}: no fixed point within {check.T} loops: last relative step "
               f"{check.last_step:.3f}, state norm grew {check.norm_growth:.3g}x -> premise of Prop. 1 absent")
@@ -134,26 +98,8 @@ for run in runs:
 # ## Summary and verdict
 
 # %%
-solved_rows = fitted
-results = {
-    "fixed_points_reached": f"{sum(p.tau_star is not None for p in prop1)}/{len(prop1)}",
-    "fixed_point_fraction": round(sum(p.tau_star is not None for p in prop1) / len(prop1), 3) if prop1 else None,
-    "skip1_min": round(min(r["skip1"] for r in solved_rows), 3) if solved_rows else None,
-    "jac_align_min": round(min(r["jac_align"] for r in solved_rows), 3) if solved_rows else None,
-    "tail_max_abs_rho_significant": int(sum(1 for e in corr.values()
-                                            if np.isfinite(e.value) and (e.low > 0 or e.high < 0))),
-    "tail_rho": {m: (round(e.value, 2) if np.isfinite(e.value) else None) for m, e in corr.items()},
-    "ood_acc_range": [round(float(ood.min()), 3), round(float(ood.max()), 3)],
-    "prop1_holds": f"{sum(p.holds for p in prop1)}/{len(prop1)}",
-    # Prop. 1 is a theorem about loops that reach a fixed point: judged on those that do
-    "prop1_fraction": round(sum(p.holds for p in prop1) / max(1, sum(p.tau_star is not None for p in prop1)), 3)
-    if any(p.tau_star is not None for p in prop1) else None,
-}
-claims.record("01_tail_saturation", results, PROFILE)
-print(f"PROFILE {PROFILE}")
-for key in ("fixed_point_fraction", "skip1_min", "jac_align_min", "tail_max_abs_rho_significant", "prop1_fraction"):
-    cl = claims.claim(key)
-    print(f"{key:30s} ours {results[key]!s:6s} paper {cl.paper:22s} -> {claims.verdict(cl, results[key])}")
+results = saturation.saturation_results(rows, fitted, corr, checks)
+claims.print_verdicts("01_tail_saturation", results, PROFILE)
 print("OOD accuracy range over the population:", results["ood_acc_range"])
 print("Proposition 1 holds on:", results["prop1_holds"], "| fixed point reached by:", results["fixed_points_reached"])
 

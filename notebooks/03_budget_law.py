@@ -42,11 +42,9 @@ INTERACTIVE = True       # sliders in JupyterLab (skipped when LOOPS_HEADLESS=1:
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
-import torch
 
 from lib import claims, explore, plots, profiles, store
-from lib.instruments import head
+from lib.instruments import budget
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
@@ -56,52 +54,38 @@ print(f"profile {PROFILE}: {len(plan.runs)} runs, test length {plan.n_long}, dev
 # %% [markdown]
 # ## Runs
 # Cached runs load from `outputs/runs/budget_law/`; a missing one trains here (minutes each on a CPU
-# in the quick profile). A run counts as *learned* when its in-distribution sequence accuracy
-# (length n_train, T_train loops) reaches `plan.learned_acc`.
+# in the quick profile; seeds of one contract train as one population). A run counts as *learned*
+# when its in-distribution sequence accuracy (length n_train, T_train loops) reaches `plan.learned_acc`.
 
 # %%
-runs = store.get_or_train_many(plan.runs, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)  # seeds train as one population
-for r in runs:
-    m = r.metrics
-    print(f"{profiles.contract_label(r.config):28s} seed {r.config.seed}  steps {m['steps']:5d}  "
-          f"curriculum reached {m['reached_length']}/{r.config.n_train}  "
-          f"seq acc {m['final_eval']['seq_acc']:.3f}")
+runs = store.get_or_train_many(plan.runs, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
+readings = budget.contract_readings(runs, plan.eval_count, plan.learned_acc)
+for x in readings:
+    c, m, t = x["config"], x["run"].metrics, x["tau"]
+    print(f"{c.contract:28s} seed {c.seed}  steps {m['steps']:5d}  curriculum {m['reached_length']}/{c.n_train}  "
+          f"solved {t.solved_fraction:.2f}  v(tau) {t.v_tau.v:5.2f}  v(frontier) {t.v_frontier:5.2f}  law {c.demand:4.2f}")
 
 # %% [markdown]
-# ## Measurement: tau(n, i) and v-hat at the training contract
+# ## tau(n, i) and the frontier at each training contract (learned runs)
 
 # %%
-measured = {}
-for r in runs:
-    c = r.config
-    t = head.tau(r.model, c.task_obj(), c.n_train, c.T_train, count=plan.eval_count, seed=1000 + c.seed)
-    measured[r.config] = t
-    print(f"{profiles.contract_label(c):28s} solved {t.solved_fraction:.2f}  v(tau) {t.v_tau.v:5.2f}  "
-          f"v(frontier) {t.v_frontier:5.2f}  law {c.demand:4.2f}  tau: {np.round(t.tau_curve, 1).tolist()}")
-
-# %%
-learned = {c: t for c, t in measured.items() if t.n_solved > 0 and t.solved_fraction >= plan.learned_acc}
+learned = {f"{x['config'].contract} s{x['config'].seed}": x["tau"] for x in readings if x["learned"]}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-plots.tau_curves({profiles.contract_label(c): t for c, t in learned.items()}, ax=axes[0])
-plots.frontiers({profiles.contract_label(c): t for c, t in learned.items()}, ax=axes[1])
+plots.tau_curves(learned, ax=axes[0])
+plots.frontiers(learned, ax=axes[1])
 plots.save(fig, "03_budget_law_tau_frontier")
 plt.show()
 
 # %% [markdown]
 # ## The exponent of v against demand
 # Only learned contracts enter the fit: a contract the model never solved has no frontier to read.
-# Printed below, whatever the outcome.
+# The interval resamples the seeds within each demand (none with one seed per demand).
 
 # %%
-demands = np.array([c.demand for c in measured])
-v_tau = np.array([t.v_tau.v for t in measured.values()])
-v_front = np.array([t.v_frontier for t in measured.values()])
-is_learned = np.array([c in learned for c in measured])
-usable = is_learned & np.isfinite(v_tau) & np.isfinite(v_front)     # a flat tau has no finite speed
-fit = head.budget_exponent(demands[usable], v_tau[usable]) if usable.sum() >= 2 else None
-fit_front = head.budget_exponent(demands[usable], v_front[usable]) if usable.sum() >= 2 else None
+fit = budget.law_fit(readings)
 fig, ax = plt.subplots(figsize=(5, 4))
-plots.speed_vs_demand(demands, v_tau, fit, ax=ax, learned=is_learned)
+plots.speed_vs_demand([x["config"].demand for x in readings], [x["tau"].v_tau.v for x in readings], fit.tau, ax=ax,
+                      learned=[x["learned"] for x in readings])
 plots.save(fig, "03_budget_law_speed_vs_demand")
 plt.show()
 
@@ -112,31 +96,16 @@ plt.show()
 # dashed: whole-word (exact-match) accuracy; dotted: the halting rule's `T* = ceil(n_long / v-hat)`.
 
 # %%
-loop_acc, halting = {}, {}
-for c, t in learned.items():
-    r = next(r for r in runs if r.config == c)
-    loop_acc[c] = head.accuracy_by_loops(r.model, c.task_obj(), plan.n_long, plan.loops_factor * c.T_train,
-                                         count=plan.eval_count, seed=2000 + c.seed)
-    halting[c] = head.halting_loops(plan.n_long, t.v_tau.v)
-# late positions = the ones beyond n_train (chance level 1/|G|)
-late = {c: a.position_acc[:, c.n_train:].mean(1) for c, a in loop_acc.items()}
-fig, ax = plt.subplots(figsize=(6.5, 4))
-label = profiles.contract_label
-plots.accuracy_vs_loops({label(c): late[c] for c in loop_acc}, ax=ax,
-                        dashed={label(c): a.seq_acc for c, a in loop_acc.items()},
-                        marks={label(c): halting[c] for c in loop_acc}, ylabel="accuracy",
-                        title=f"n = {plan.n_long}: late positions (solid), whole words (dashed), T* (dotted)")
+rescued = {x["config"]: budget.rescue(x, plan.n_long, plan.loops_factor, plan.eval_count) for x in readings if x["learned"]}
+fig = plots.rescue(rescued, plan.n_long)
 plots.save(fig, "03_budget_law_rescue")
 plt.show()
-
-# %%
-print(f"at n = {plan.n_long}: sequence accuracy / late-position accuracy (positions > n_train)")
-for c, a in loop_acc.items():
-    T_star = halting[c]
-    star = f"{a.at(T_star):.2f} / {late[c][T_star - 1]:.2f}" if T_star <= len(a.seq_acc) else "beyond the tested loops"
-    print(f"{profiles.contract_label(c):28s} T_train: {a.at(c.T_train):.2f} / {late[c][c.T_train - 1]:.2f}   "
-          f"best late {late[c].max():.2f} at {int(late[c].argmax()) + 1} loops   "
-          f"{len(a.seq_acc)} loops: {a.seq_acc[-1]:.2f} / {late[c][-1]:.2f}   T* = {T_star}: {star}")
+print(f"at n = {plan.n_long}: whole-word / late-position accuracy (positions > n_train)")
+for c, x in rescued.items():
+    star = "{:.2f} / {:.2f}".format(*x["at_T_star"]) if x["within"] else "beyond the tested loops"
+    print(f"{c.contract:28s} T_train: {x['at_T_train'][0]:.2f} / {x['at_T_train'][1]:.2f}   best late "
+          f"{x['best_late'][0]:.2f} at {x['best_late'][1]} loops   best whole {x['best_whole'][0]:.2f} at "
+          f"{x['best_whole'][1]}   T* = {x['T_star']}: {star}")
 
 # %% [markdown]
 # ## Explore: any cached contract, any T and n
@@ -152,39 +121,19 @@ print(readout)
 
 # %%
 if INTERACTIVE and not explore.headless():
-    display(explore.explorer({profiles.contract_label(r.config): r for r in runs}, 2 * runs[0].config.T_train,
-                             plan.n_long, plots.render_frontier))
+    display(explore.explorer({f"{r.config.contract} seed {r.config.seed}": r for r in runs},
+                             2 * runs[0].config.T_train, plan.n_long, plots.render_frontier))
 
 # %% [markdown]
 # ## Summary and verdict
 
 # %%
-at_T_eq_n = [t.v_tau.v for c, t in learned.items() if c.T_train == c.n_train]
-results = {
-    "budget_exponent": None if fit is None else round(fit.exponent, 3),
-    "budget_exponent_stderr": None if fit is None else round(fit.stderr, 3),
-    "budget_r2": None if fit is None else round(fit.r2, 3),
-    "budget_exponent_frontier": None if fit_front is None else round(fit_front.exponent, 3),
-    "speed_at_T_eq_n": round(float(np.mean(at_T_eq_n)), 3) if at_T_eq_n else None,
-    "rescue_gain": round(float(np.mean([late[c].max() - late[c][c.T_train - 1] for c in loop_acc])), 3)
-    if loop_acc else None,
-    "halting_acc": round(float(np.mean([a.at(halting[c]) if halting[c] <= len(a.seq_acc) else 0.0
-                                        for c, a in loop_acc.items()])), 3) if loop_acc else None,
-    "contracts_learned": f"{int(is_learned.sum())}/{len(is_learned)}",
-    "speeds": {profiles.contract_label(c): round(t.v_tau.v, 2) for c, t in measured.items()},
-}
-claims.record("03_budget_law", results, PROFILE)
-
-print(f"PROFILE {PROFILE}")
-print("contract                      learned  v(tau)  v(frontier)  law n/T")
-for c, t in measured.items():
-    print(f"{profiles.contract_label(c):28s}  {str(c in learned):7s}  {t.v_tau.v:6.2f}  {t.v_frontier:11.2f}  {c.demand:7.2f}")
-print()
-for key in ("budget_exponent", "budget_r2", "speed_at_T_eq_n", "rescue_gain", "halting_acc"):
-    cl = claims.claim(key)
-    print(f"{key:18s} ours {results[key]!s:7s} paper {cl.paper:17s} -> {claims.verdict(cl, results[key])}")
-print(f"exponent from the frontier speeds instead: {results['budget_exponent_frontier']}")
-print(f"contracts learned: {results['contracts_learned']}")
+results = budget.law_results(readings, fit, rescued)
+claims.print_verdicts("03_budget_law", results, PROFILE)
+print(f"exponent interval over seeds: {results['budget_exponent_interval']}; from the frontier speeds: "
+      f"{results['budget_exponent_frontier']}; contracts learned: {results['contracts_learned']}")
+print(f"halting rule at n = {plan.n_long}: late positions at T* {results['halting_late_acc']}, "
+      f"whole words at the best loop {results['best_loop_acc']}")
 
 # %% [markdown]
 # ## Reading the result (committed quick-profile run: S4, 2 layers, d = 64, one seed per contract)

@@ -43,7 +43,6 @@ PROGRESS = False
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 
 from lib import claims, plots, profiles, store
 from lib.instruments import portability
@@ -51,30 +50,12 @@ from lib.instruments import portability
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
 plan = profiles.annealing(PROFILE, SEEDS)
-seeds = [c.seed for c in plan.start]
 opts = dict(progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
 start = store.get_or_train_many(plan.start, **opts)                  # seeds of one config: one population
 scratch = [store.get_or_train_many(col, **opts) for col in zip(*plan.scratch)]   # per later contract
-chains = []
-for chain in plan.chains:                                             # warm starts: one after another
-    chains.append([store.get_or_train(cfg, **opts) for cfg in chain])
+chains = [[store.get_or_train(cfg, **opts) for cfg in chain] for chain in plan.chains]   # warm starts in order
 
-
-rows = []
-for i, seed in enumerate(seeds):
-    m0 = portability.contract_reading(start[i], plan.eval_count)
-    prev = m0
-    for k, run in enumerate(chains[i]):
-        ma = portability.contract_reading(run, plan.eval_count)
-        ms = portability.contract_reading(scratch[k][i], plan.eval_count)
-        rows.append(dict(seed=seed, T=run.config.T_train, demand=ma["demand"], v_before=prev["v"], v_after=ma["v"],
-                         v_frontier_after=ma["v_frontier"], acc=ma["acc"],
-                         transferred=portability.transferred(ma, prev["demand"], plan.learned_acc),
-                         scratch_acc=ms["acc"], scratch_v=ms["v"], steps=run.metrics["steps"],
-                         scratch_steps=scratch[k][i].metrics["steps"], lineage=run.metrics.get("lineage", {}).get("init_from")))
-        prev = ma
-    print(f"seed {seed}: start T={plan.start[i].T_train}: solved {m0['acc']:.2f}, v {m0['v']:.2f}")
-
+rows = portability.annealing_rows(start, chains, scratch, plan.eval_count, plan.learned_acc)
 print(f"{'seed':>4s} {'T':>3s} {'demand':>6s} {'v before':>8s} {'v after':>7s} {'solved':>6s} {'transfer':>8s} "
       f"{'steps':>6s} | {'scratch solved':>14s} {'scratch v':>9s} {'steps':>6s}  parent")
 for r in rows:
@@ -86,26 +67,7 @@ for r in rows:
 # Speed before and after each annealing step, per seed (dashed: the budget law's v = n/T).
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-for seed in seeds:
-    rs = [r for r in rows if r["seed"] == seed]
-    d = [plan.start[0].demand] + [r["demand"] for r in rs]
-    v = [rs[0]["v_before"]] + [r["v_after"] for r in rs]
-    axes[0].plot(d, v, "o-", label=f"annealed, seed {seed}")
-    axes[1].plot([r["demand"] for r in rs], [r["scratch_acc"] for r in rs], "x--", label=f"scratch, seed {seed}")
-    axes[1].plot([r["demand"] for r in rs], [r["acc"] for r in rs], "o-", label=f"annealed, seed {seed}")
-grid = np.array(sorted({r["demand"] for r in rows} | {plan.start[0].demand}))
-axes[0].plot(grid, grid, "k--", lw=0.8, label="v = n/T")
-axes[0].set_xlabel("demand n/T")
-axes[0].set_ylabel("v-hat (tau)")
-axes[0].set_title("speed re-priced by annealing")
-axes[1].set_xlabel("demand n/T")
-axes[1].set_ylabel("solved fraction (in distribution)")
-axes[1].set_ylim(-0.02, 1.02)
-axes[1].set_title("annealed vs from scratch")
-for ax in axes:
-    ax.legend(fontsize=6)
-fig.tight_layout()
+fig = plots.annealing(rows, plan.start[0].demand)
 plots.save(fig, "06_portability_annealing")
 plt.show()
 
@@ -113,27 +75,9 @@ plt.show()
 # ## Summary and verdict
 
 # %%
-final_T = min(r["T"] for r in rows)
-final = [r for r in rows if r["T"] == final_T]
-results = {
-    "anneal_transfer_fraction": round(float(np.mean([r["transferred"] for r in final])), 3),
-    "anneal_transfer_count": f"{sum(r['transferred'] for r in final)}/{len(final)}",
-    "scratch_learned_fraction": round(float(np.mean([r["scratch_acc"] >= plan.learned_acc for r in final])), 3),
-    "anneal_minus_scratch": round(float(np.mean([r["acc"] >= plan.learned_acc for r in final])
-                                        - np.mean([r["scratch_acc"] >= plan.learned_acc for r in final])), 3),
-    # every annealing step, not only the final contract: where does transfer stop?
-    "transfer_by_T": {str(T): f"{sum(r['transferred'] for r in rows if r['T'] == T)}/{sum(r['T'] == T for r in rows)}"
-                      for T in sorted({r["T"] for r in rows}, reverse=True)},
-    # optimiser steps to learn a contract: annealed / from scratch, where both learned it
-    "steps_ratio_where_both_learned": [round(r["steps"] / r["scratch_steps"], 3) for r in rows
-                                       if r["acc"] >= plan.learned_acc and r["scratch_acc"] >= plan.learned_acc],
-    "per_step": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
-}
-claims.record("06_portability", results, PROFILE)
-print(f"PROFILE {PROFILE}; final contract T = {final_T}")
-for key in ("anneal_transfer_fraction", "anneal_minus_scratch"):
-    cl = claims.claim(key)
-    print(f"{key:26s} ours {results[key]!s:6s} paper {cl.paper:18s} -> {claims.verdict(cl, results[key])}")
-print(f"final contract: transferred {results['anneal_transfer_count']}; from scratch learned: {results['scratch_learned_fraction']}")
+results = portability.annealing_results(rows, plan.learned_acc)
+claims.print_verdicts("06_portability", results, PROFILE)
+print(f"final contract T = {results['final_T']}: transferred {results['anneal_transfer_count']}; from scratch learned: "
+      f"{results['scratch_learned_fraction']}")
 print(f"transfer by contract T: {results['transfer_by_T']}; steps annealed/scratch where both learned: "
       f"{results['steps_ratio_where_both_learned']}")

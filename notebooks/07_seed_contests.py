@@ -51,7 +51,6 @@ PROGRESS = False
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 
 from lib import claims, plots, profiles, store
 from lib.instruments import contest
@@ -80,36 +79,22 @@ for name, rows in table.items():
 # %% [markdown]
 # ## Metric × contest: Spearman and AUROC with 95 % bootstrap intervals
 # Over the seeds of each contest (seeds that fail their training distribution included: the
-# contest asks which seed to keep).
+# contest asks which seed to keep). Per metric: does it predict (AUROC interval excludes 0.5)?
+# The paper: head metrics yes, tail metrics no.
 
 # %%
-summary = {name: {m: contest.evaluate_metric([r[m] for r in rows], [r["ood_acc"] for r in rows], plan.threshold)
-                  for m in HEAD + TAIL} for name, rows in table.items()}
+summary = contest.summarize(table, plan.threshold)
 for name, ms in summary.items():
-    gen = sum(r["ood_acc"] >= plan.threshold for r in table[name])
-    print(f"\n{name}: {gen}/{len(table[name])} seeds generalize (OOD acc >= {plan.threshold}); "
-          f"OOD accuracy range {min(r['ood_acc'] for r in table[name]):.3f}..{max(r['ood_acc'] for r in table[name]):.3f}")
+    ood = [r["ood_acc"] for r in table[name]]
+    print(f"\n{name}: {sum(o >= plan.threshold for o in ood)}/{len(ood)} seeds generalize (OOD acc >= "
+          f"{plan.threshold}); OOD accuracy range {min(ood):.3f}..{max(ood):.3f}")
     for m, e in ms.items():
         kind = "head" if m in HEAD else "tail"
-        # per metric: does it predict (AUROC interval excludes 0.5)? the paper: head yes, tail no
-        if e["auroc"] is None:
-            verdict = "untested"
-        else:
-            ours, paper = ("predicts" if contest.significant(e) else "no signal"), ("predicts" if kind == "head" else "no signal")
-            verdict = f"{ours} ({'as the paper' if ours == paper else 'paper: ' + paper})"
         print(f"  {kind} {m:11s} rho {str(e['rho']) if e['rho'] else 'undefined':28s} "
-              f"AUROC {str(e['auroc']) if e['auroc'] else 'undefined':28s} {verdict}")
+              f"AUROC {str(e['auroc']) if e['auroc'] else 'undefined':28s} {contest.metric_verdict(e, kind)}")
 
 # %%
-fig, axes = plt.subplots(len(table), 4, figsize=(13, 3.1 * len(table)), squeeze=False)
-for row_axes, (name, rows) in zip(axes, table.items()):
-    for ax, m in zip(row_axes, ["v_tau", "price_gap", "jac_align", "aa"]):
-        ax.scatter([r[m] for r in rows], [r["ood_acc"] for r in rows], s=14)
-        ax.axhline(plan.threshold, color="gray", ls=":", lw=0.8)
-        ax.set_xlabel(m)
-        ax.set_title(f"{name}", fontsize=8)
-    row_axes[0].set_ylabel("OOD whole-word accuracy")
-fig.tight_layout()
+fig = plots.contest_scatter(table, ["v_tau", "price_gap", "jac_align", "aa"], plan.threshold)
 plots.save(fig, "07_seed_contests_scatter")
 plt.show()
 
@@ -117,33 +102,10 @@ plt.show()
 # ## Summary and verdict
 
 # %%
-head_best = [np.nanmax([contest.discrimination(ms[m]) for m in HEAD]) if any(ms[m]["auroc"] for m in HEAD) else float("nan")
-             for ms in summary.values()]
-tested = int(np.isfinite(head_best).sum())      # contests with both generalizing and failing seeds
-results = {
-    "contests_tested": tested,
-    # the claim is about every contest: with fewer than all three tested it is not measured
-    "head_best_auroc_min": round(float(np.nanmin(head_best)), 3) if tested == len(summary) else None,
-    "head_significant_contests": sum(any(contest.significant(e) for m, e in ms.items() if m in HEAD) for ms in summary.values()),
-    # None when no contest had both generalizing and failing seeds: then nothing was tested
-    "tail_significant_count": sum(contest.significant(e) for ms in summary.values() for m, e in ms.items() if m in TAIL)
-    if any(e["auroc"] is not None for ms in summary.values() for m, e in ms.items() if m in TAIL) else None,
-    "ood_spread": {name: [round(min(r["ood_acc"] for r in rows), 3), round(max(r["ood_acc"] for r in rows), 3)]
-                   for name, rows in table.items()},
-    "table": {name: {m: {"rho": None if e["rho"] is None else [round(e["rho"].value, 3), round(e["rho"].low, 3), round(e["rho"].high, 3)],
-                         "auroc": None if e["auroc"] is None else [round(e["auroc"].value, 3), round(e["auroc"].low, 3), round(e["auroc"].high, 3)]}
-                     for m, e in ms.items()} for name, ms in summary.items()},
-}
-claims.record("07_seed_contests", results, PROFILE)
-print(f"PROFILE {PROFILE}")
-for key in ("head_best_auroc_min", "tail_significant_count"):
-    cl = claims.claim(key)
-    print(f"{key:24s} ours {results[key]!s:6s} paper {cl.paper:22s} -> {claims.verdict(cl, results[key])}")
+results = contest.contest_results(table, summary)
+claims.print_verdicts("07_seed_contests", results, PROFILE)
 print(f"contests where a head metric's AUROC interval excludes 0.5: {results['head_significant_contests']} of {len(summary)}")
-# 95 % intervals: about 1 in 20 defined AUROCs excludes 0.5 by chance alone
 for kind, names in (("head", HEAD), ("tail", TAIL)):
-    hits = [f"{name}/{m} {e['auroc'].value:.2f}" for name, ms in summary.items() for m, e in ms.items()
-            if m in names and contest.significant(e)]
-    defined = sum(e["auroc"] is not None for ms in summary.values() for m, e in ms.items() if m in names)
+    hits, defined = contest.significant_hits(summary, names)
     print(f"{kind}: {len(hits)} of {defined} AUROC intervals exclude 0.5 (chance alone: ~{0.05 * defined:.1f}): "
           + (", ".join(hits) or "none"))

@@ -234,3 +234,209 @@ def test_deadlock_reading_on_constructed_runs():
     # flat but far below the entropy level (e.g. stuck at 6 of 8 positions): not the operator wall
     low = {"log": _log([0.3] * 100), "promotions": [], "reached_length": 8, "steps": 5000}
     assert not deadlock(low, 120, [1.0] * 6 + [0.0] * 2).deadlocked
+
+
+# --- the readers behind notebooks 04 and 05, on constructed runs ----------------------------------------
+
+from types import SimpleNamespace
+
+import torch.nn.functional as F
+
+from lib import claims, plots
+from lib.instruments import architecture, deadlock as wall_reader, head
+from tests.constructed import SerialPropagator
+
+
+class ScanPropagator(LoopedTransformer):
+    """Hillis-Steele prefix sums in Z_m: at loop t (1-based) every position i >= 2^(t-1) adds the partial
+    sum held at i - 2^(t-1). Position i's window reaches BOS after floor(log2 i) + 1 loops; from then
+    on it decodes its prefix sum (before: 'empty', class m), so tau(n, n) = floor(log2 n) + 1."""
+
+    def __init__(self, m: int = 5):
+        super().__init__(LoopConfig(vocab_size=m + 1, n_classes=m + 1, n_layers=1, d_model=m + 1, n_heads=1,
+                                    injection="none"))
+        self.m = m
+
+    def embed(self, tokens):                  # [value one-hot (BOS: 0), flag: the window reaches BOS]
+        value = F.one_hot(torch.where(tokens == self.m, 0, tokens), self.m).float()
+        flag = (torch.arange(tokens.shape[1]) == 0).float().expand(tokens.shape)[..., None]
+        return torch.cat([value, flag], -1)
+
+    def step(self, h, e, loop=0):
+        s = 2 ** loop
+        if s >= h.shape[1]:
+            return h
+        v, flag = h[..., :self.m].argmax(-1), h[..., self.m:]
+        new_v, new_flag = v.clone(), flag.clone()
+        new_v[:, s:] = (v[:, s:] + v[:, :-s]) % self.m
+        new_flag[:, s:] = torch.maximum(flag[:, s:], flag[:, :-s])
+        return torch.cat([F.one_hot(new_v, self.m).float(), new_flag], -1)
+
+    def decode(self, h):
+        flag = h[..., self.m:]
+        return torch.cat([h[..., :self.m] * flag, 1 - flag], -1) * 10.0
+
+
+def fake_run(model, **cfg):
+    """A stored run's three parts, built by hand: a Z5 config (prefix sums mod 5), a model, metrics."""
+    return SimpleNamespace(config=RunConfig(task="Z5", **cfg), model=model, metrics={"n_params": 100})
+
+
+def test_scan_propagator_settles_in_log_n_loops():
+    tokens, labels = tasks.test_set(tasks.make_task("Z5"), 16, 16, 0)
+    r = head.measure(head.loop_predictions(ScanPropagator(), tokens, 6).numpy(), labels[:, 1:].numpy())
+    assert r.solved_fraction == 1.0
+    assert r.tau_curve.tolist() == [math.floor(math.log2(i)) + 1 for i in range(1, 17)]
+
+
+def test_families_name_each_encoding_and_tying():
+    tied, untied = RunConfig(), RunConfig(tied=False)
+    extra = (RunConfig(pos="learned"), RunConfig(pos="rotary"), RunConfig(tied=False, pos="learned"),
+             RunConfig(pos="learned", seed=1))
+    plan = SimpleNamespace(tied=(tied,), untied=(untied,), tied_scan=(), untied_scan=(), extra=extra)
+    fam = architecture.families(plan)
+    assert list(fam) == ["tied", "untied", "tied + scan", "untied + scan", "tied + learned", "tied + rotary",
+                         "untied + learned"]
+    assert fam["tied + learned"] == (extra[0], extra[3]) and fam["tied + scan"] == ()
+
+
+def test_accuracy_by_length_gives_each_length_the_runs_loops_on_its_probe_set(monkeypatch):
+    serial = SerialPropagator(5, period=1)
+    tied = fake_run(serial, n_train=4, T_train=4)
+    untied = fake_run(serial, n_train=4, T_train=4, tied=False)
+    # a tied run keeps T_train below its training length and loops in proportion beyond it; an untied
+    # run has only its depth: the one-position-per-loop propagator fails past n = 4 with 4 loops
+    assert architecture.accuracy_by_length(tied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 1.0, 8: 1.0}
+    assert architecture.accuracy_by_length(untied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 0.0, 8: 0.0}
+    slow = fake_run(SerialPropagator(5, period=2), n_train=4, T_train=4)      # needs 2n loops, gets max(4, n)
+    assert architecture.accuracy_by_length(slow, (2, 3, 8), 16) == {2: 1.0, 3: 0.0, 8: 0.0}
+    calls = []
+    real = head.accuracy_by_loops
+    monkeypatch.setattr(head, "accuracy_by_loops",
+                        lambda *a, **k: calls.append((a[2], a[3], k["seed"])) or real(*a, **k))
+    architecture.accuracy_by_length(tied, (2, 12), 16)
+    architecture.at_contract(fake_run(serial, n_train=4, T_train=4, seed=3), 16)
+    assert calls == [(2, 4, 4002), (12, 12, 4012), (4, 4, 1003)]     # probe sets: extrapolation, in_distribution
+
+
+def test_at_contract_reads_the_last_of_T_train_loops():
+    acc = architecture.at_contract(fake_run(SerialPropagator(5, period=2), n_train=4, T_train=6), 16)
+    assert acc.seq_acc.tolist() == [0.0] * 6                     # position 4 needs 8 loops
+    assert acc.position_acc[-1].tolist() == [1.0, 1.0, 1.0, 0.0]
+    assert architecture.at_contract(fake_run(SerialPropagator(5, period=2), n_train=4, T_train=8), 16).at(8) == 1.0
+
+
+def test_prior_rows_read_serial_as_linear_and_a_scan_as_log():
+    runs = [("tied", fake_run(SerialPropagator(5, 1), n_train=8, T_train=8)),
+            ("untied", fake_run(ScanPropagator(), n_train=8, T_train=4, tied=False)),       # 4 blocks: n <= 15
+            ("untied + scan", fake_run(SerialPropagator(5, 2), n_train=8, T_train=4, tied=False))]  # never learns
+    rows = architecture.prior_rows(runs, (2, 4, 8), (16,), count=16)
+    tied, untied, unlearned = rows
+    assert tied["learned"] and tied["last"] == [2.0, 4.0, 8.0] and tied["fit"].cls == "linear"
+    assert untied["learned"] and untied["last"] == [2.0, 3.0, 4.0] and untied["fit"].cls == "log"
+    assert not unlearned["learned"] and unlearned["ns"] == [2] and unlearned["fit"] is None
+    assert tied["extrapolation"] == {2: 1.0, 4: 1.0, 8: 1.0, 16: 1.0}
+    assert untied["extrapolation"] == {2: 1.0, 4: 1.0, 8: 1.0, 16: 0.0}   # n = 16 needs a fifth block
+    a5 = [architecture.at_contract(fake_run(SerialPropagator(5, 2), n_train=8, T_train=8, tied=False), 16)]
+    results = architecture.prior_results(rows, a5, 16)
+    assert results["untied_log_fraction"] == 1.0            # the unlearned untied run is not counted
+    assert results["tied_linear_fraction"] == 1.0
+    assert results["tied_scan_linear_fraction"] is None     # no tied scan-address run
+    assert results["scaling_classes"] == {"tied seed 0": "linear", "untied seed 0": "log", "untied + scan seed 0": None}
+    assert results["r2_log_linear"]["tied seed 0"][1] == 1.0 and results["r2_log_linear"]["untied seed 0"][0] == 1.0
+    assert results["ood_seq_acc"] == {"tied": 1.0, "untied": 0.0, "untied + scan": 0.0}
+    assert results["untied_minus_tied_ood"] == -1.0         # one matched pair (NoPE); 'untied + scan' has none
+    assert results["untied_a5_seq_acc"] == 0.0 and results["untied_s4_learned_fraction"] == 1.0
+    assert claims.verdict(claims.claim("untied_a5_seq_acc"), 0.0, True, results) == "reproduced"
+
+
+def _row(name, learned, cls, ood, seed=0):
+    fit = None if cls is None else SimpleNamespace(cls=cls, r2={"log": 0.5, "linear": 0.25})
+    return dict(name=name, seed=seed, learned=learned, fit=fit, extrapolation={16: ood}, n_params=1)
+
+
+def test_prior_results_on_hand_built_rows():
+    rows = [_row("tied", True, "linear", 0.4), _row("tied", True, "log", 0.2, seed=1),
+            _row("tied", False, "flat", 0.0, seed=2),
+            _row("untied", False, "log", 0.1), _row("tied + scan", True, "linear", 0.9),
+            _row("untied + scan", True, "flat", 0.3), _row("untied + scan", True, None, 0.5, seed=1)]
+    a5 = [SimpleNamespace(seq_acc=np.array([0.0, 0.3])), SimpleNamespace(seq_acc=np.array([0.9, 0.05]))]
+    r = architecture.prior_results(rows, a5, 16)
+    assert r["tied_linear_fraction"] == 0.667                # 2 of 3 learned tied runs (the unlearned one not counted)
+    assert r["tied_scan_linear_fraction"] == 1.0
+    assert r["untied_log_fraction"] == 0.0                   # learned untied runs: a flat one and one without a class
+    assert r["ood_seq_acc"] == {"tied": 0.2, "untied": 0.1, "tied + scan": 0.9, "untied + scan": 0.4}
+    assert r["untied_minus_tied_ood"] == -0.5                # only the scan pair: its tied family reaches 0.5
+    assert r["r2_log_linear"]["tied seed 2"] is None and r["r2_log_linear"]["tied seed 0"] == [0.5, 0.25]
+    assert r["untied_a5_seq_acc"] == 0.3                     # the best seed after its last loop
+    assert r["untied_s4_learned_fraction"] == 0.0
+    assert claims.verdict(claims.claim("untied_a5_seq_acc"), 0.0, True, r) == "not measured"
+    rows[4]["extrapolation"][16] = 0.49                      # no tied family reaches 0.5: not measured
+    assert architecture.prior_results(rows, a5, 16)["untied_minus_tied_ood"] is None
+    assert architecture.prior_results(rows[:3], a5, 16)["untied_s4_learned_fraction"] is None
+
+
+def _wall_run(period, T_train, seed, log, plateau_at=None):
+    run = fake_run(SerialPropagator(5, period), n_train=4, T_train=T_train, seed=seed)
+    run.metrics = {"log": log, "promotions": [], "reached_length": 4, "steps": 50 * len(log), "plateau_at": plateau_at}
+    return run
+
+
+def test_wall_rows_and_results_on_constructed_runs():
+    level = wall_reader.operator_entropy_level(5, 4)
+    flat, falling = _log([level] * 60), _log(list(np.linspace(3, 0.01, 60)))
+    learns, misses = (lambda s: _wall_run(1, 4, s, falling)), (lambda s: _wall_run(2, 4, s, falling))
+    copies_g1 = lambda s, log: _wall_run(2, 2, s, log, 3000 if log is flat else None)   # only position 1 in 2 loops
+    wall = {("A", "operator_first"): [learns(0), misses(1)], ("A", "joint"): [learns(0)],
+            ("B", "operator_first"): [learns(0)], ("B", "joint"): [copies_g1(0, flat), copies_g1(1, falling)]}
+    rows = wall_reader.wall_rows(wall, (8,), count=16)
+    assert list(rows) == [("A", "operator_first", 0), ("A", "operator_first", 1), ("A", "joint", 0),
+                          ("B", "operator_first", 0), ("B", "joint", 0), ("B", "joint", 1)]
+    first = rows[("A", "operator_first", 0)]
+    assert first["seq_acc"] == 1.0 and first["ood"] == {8: 1.0} and not first["reading"].deadlocked
+    assert rows[("A", "operator_first", 1)]["pos_acc"].tolist() == [1.0, 1.0, 0.0, 0.0]
+    stuck = rows[("B", "joint", 0)]
+    assert stuck["pos_acc"].tolist() == [1.0, 0.0, 0.0, 0.0] and stuck["reading"].deadlocked
+    assert stuck["entropy_at_n_train"] == pytest.approx(level) and stuck["log"] is flat
+    assert not rows[("B", "joint", 1)]["reading"].deadlocked           # stuck accuracy, but the loss still falls
+    pairs = {"Z5": {"free": {4: 1.0, 8: 0.4}, "streaming": {4: 0.2, 8: 0.0}}}
+    r = wall_reader.wall_results(rows, pairs, 8, 0.9)
+    assert r["groups"] == ["A", "B"]
+    assert r["a5_ood_acc"] == 0.0                                       # the worst operator-first seed of A
+    assert r["a5_learned_fraction"] == {"operator_first": 0.5, "joint": 1.0}
+    assert r["s5_joint_deadlock_fraction"] == 0.5 and r["s5_operator_first_fraction"] == 1.0
+    assert r["s5_learned_fraction"] == {"operator_first": 1.0, "joint": 0.0}
+    assert r["deadlocked"]["B joint seed 0"] and not r["deadlocked"]["B joint seed 1"]
+    assert r["seq_acc"]["A operator_first seed 1"] == 0.0
+    assert r["streaming_pairs"] == {"Z5": {"free": {"4": 1.0, "8": 0.4}, "streaming": {"4": 0.2, "8": 0.0}}}
+    assert r["streaming_gap"] == 0.8                                    # only where free training learned (n = 4)
+    unlearned_free = {"Z5": {"free": {4: 0.8}, "streaming": {4: 0.0}}}
+    assert wall_reader.wall_results(rows, unlearned_free, 8, 0.9)["streaming_gap"] is None
+
+
+def test_streaming_pairs_give_each_schedule_its_own_loops():
+    free = fake_run(SerialPropagator(5, 1), n_train=4, T_train=4)
+    slow_stream = fake_run(SerialPropagator(5, 2), n_train=4, T_train=6, schedule="streaming")   # T = n + 2 < 2n
+    fast_stream = fake_run(SerialPropagator(5, 1), n_train=4, T_train=6, schedule="streaming")
+    pairs = wall_reader.streaming_pairs([free], [slow_stream], (8,), count=16)
+    assert pairs == {"Z5": {"free": {4: 1.0, 8: 1.0}, "streaming": {4: 0.0, 8: 0.0}}}
+    assert wall_reader.streaming_pairs([free], [fast_stream], (8,), 16)["Z5"]["streaming"] == {4: 1.0, 8: 1.0}
+    with pytest.raises(ValueError):                                     # unpaired lists
+        wall_reader.streaming_pairs([free, free], [fast_stream], (8,), 16)
+    other = fake_run(SerialPropagator(5, 1), n_train=6, T_train=8, schedule="streaming")
+    with pytest.raises(ValueError, match="a pair is one task at one training length"):
+        wall_reader.streaming_pairs([free], [other], (8,), 16)
+
+
+def test_figures_draw_from_the_readers_rows():
+    import matplotlib
+    matplotlib.use("Agg")
+    runs = [("tied", fake_run(SerialPropagator(5, 1), n_train=4, T_train=4)),
+            ("untied", fake_run(ScanPropagator(), n_train=4, T_train=4, tied=False))]
+    rows = architecture.prior_rows(runs, (2, 3, 4), (8,), count=16)
+    assert len(plots.tau_against_n(rows).axes) == 2
+    assert len(plots.frontier_maps(rows).axes) == 4                    # two maps and their colour bars
+    assert len(plots.length_extrapolation(rows).axes[0].lines) == 3    # two runs and the training length
+    wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
+    assert len(plots.wall_loss(wall).axes) == 1 and len(plots.wall_accuracy(wall, (8,)).axes) == 2
+    assert len(plots.streaming_pairs({"Z5": {"free": {4: 1.0}, "streaming": {4: 0.0}}}).axes[0].lines) == 2

@@ -46,13 +46,13 @@ BOUNDARIES = {
 }
 
 # Results under which each precondition holds (the value is judged) and under which it does not.
-MET = {"contracts_learned": "3/4", "budget_exponent": 0.98, "fixed_point_fraction": 0.5,
+MET = {"demands_learned": 3, "budget_exponent": 0.98, "fixed_point_fraction": 0.5,
        "untied_s4_learned_fraction": 0.5, "a5_learned_fraction": {"operator_first": 0.5},
        "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.5, "best_acc_by_length": {"16": 0.95, "64": 0.1},
        "compared_at_n": 32, "configurations": {f"{r} recall, outer norm": {"extrapolation": {"32": 0.05}}
                                                for r in ("internal", "external")},
        "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0}}
-UNMET = {"contracts_learned": "2/4", "budget_exponent": 0.8, "fixed_point_fraction": 0.0,
+UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "fixed_point_fraction": 0.0,
          "untied_s4_learned_fraction": 0.0, "a5_learned_fraction": {"operator_first": 0.0},
          "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.0, "best_acc_by_length": {"16": 0.89, "64": 0.0},
          "compared_at_n": 32, "configurations": {"internal recall, outer norm": {"extrapolation": {"32": 0.5}},
@@ -96,7 +96,7 @@ def test_report_counts_verdicts_and_reads_results(store_root):
         assert f"| {finding} |" in text, f"finding {finding} of PAPER.md has no row"
     assert f"**{len(claims.CLAIMS)} claims: 0 reproduced, 0 partly, 0 not reproduced, 0 not measured, " \
            f"{len(claims.CLAIMS)} not run.**" in text
-    claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5, "contracts_learned": "4/4"})
+    claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5, "demands_learned": 4})
     text = claims.report()
     row = next(l for l in text.splitlines() if "(n_train/T_train)^b" in l)
     assert "| 0.97 |" in row and "| reproduced |" in row
@@ -113,7 +113,7 @@ def test_unknown_claim():
 
 
 def test_print_verdicts_records_and_names_the_unmet_precondition(store_root, capsys):
-    claims.print_verdicts("03_budget_law", {"budget_exponent": 0.81, "budget_r2": 0.99, "contracts_learned": "4/4"})
+    claims.print_verdicts("03_budget_law", {"budget_exponent": 0.81, "budget_r2": 0.99, "demands_learned": 3})
     out = capsys.readouterr().out
     assert "budget_exponent" in out and "-> partly" in out
     assert "budget_r2" in out and "-> not measured (needs: the exponent within its tolerance" in out

@@ -61,3 +61,32 @@ def test_seed_row_reads_a_trained_run(store_root):
     one_loop = store.get_or_train(replace(cfg, T_train=1))
     row1 = contest.seed_metrics(one_loop, n_ood=6, T_ood=2, eval_count=64, probes=2, long_factor=2)
     assert all(math.isnan(row1[m]) for m in ("skip1", "jac_align", "cosine", "cka"))
+
+
+def _table(ood, metric):
+    rows = [dict(seed=i, in_acc=1.0, ood_acc=o, **{m: float(i) for m in contest.HEAD_METRICS + contest.TAIL_METRICS})
+            for i, o in enumerate(ood)]
+    for r, v in zip(rows, metric):
+        r["v_tau"] = v
+    return rows
+
+
+def test_contest_results_on_constructed_tables():
+    ood = [0.0, 0.1, 0.2, 0.3, 0.6, 0.7, 0.8, 0.9]
+    # contest a: v_tau orders the seeds perfectly; every other metric (= seed index) too
+    # contest b: every seed below the threshold -> nothing testable
+    table = {"a": _table(ood, range(8)), "b": _table([0.1] * 8, range(8))}
+    summary = contest.summarize(table, 0.5)
+    res = contest.contest_results(table, summary)
+    assert res["contests_tested"] == 1 and res["head_best_auroc_min"] is None     # not every contest tested
+    assert res["head_significant_contests"] == 1
+    hits, defined = contest.significant_hits(summary, contest.TAIL_METRICS)
+    assert defined == len(contest.TAIL_METRICS) and res["tail_significant_count"] == len(hits) == defined
+    assert res["ood_spread"] == {"a": [0.0, 0.9], "b": [0.1, 0.1]}
+    assert contest.metric_verdict(summary["a"]["v_tau"], "head") == "predicts (as the paper)"
+    assert contest.metric_verdict(summary["a"]["aa"], "tail") == "predicts (paper: no signal)"
+    assert contest.metric_verdict(summary["b"]["v_tau"], "head") == "untested"
+    both = contest.contest_results({"a": table["a"]}, {"a": summary["a"]})
+    assert both["head_best_auroc_min"] == pytest.approx(1.0)
+    none = contest.contest_results({"b": table["b"]}, {"b": summary["b"]})
+    assert none["tail_significant_count"] is None and none["contests_tested"] == 0

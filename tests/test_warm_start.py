@@ -72,3 +72,35 @@ def test_transfer_criterion_on_constructed_readings():
     # log-closeness, not linear: v = 1.5 is log-closer to 2 than to 1 (|log .75| < |log 1.5|)
     assert transferred(dict(acc=0.99, v=1.5, demand=2.0), 1.0, 0.95)
     assert not transferred(dict(acc=0.99, v=1.4, demand=2.0), 1.0, 0.95)      # sqrt(2) = 1.414 is the midpoint
+
+
+class _Run:
+    """A stand-in for a stored run: contract_reading is replaced below by a table of readings."""
+    def __init__(self, seed, T, steps):
+        from types import SimpleNamespace
+        self.config = SimpleNamespace(seed=seed, T_train=T)
+        self.metrics = {"steps": steps}
+
+
+def test_annealing_rows_and_results_on_constructed_readings(monkeypatch):
+    from lib.instruments import portability
+    # seed 0: T 8 -> 4 -> 2, learned and re-priced at both steps; seed 1 stops transferring at T = 2
+    read = {(0, 8): (1.0, 1.0), (0, 4): (1.0, 2.0), (0, 2): (0.95, 3.9), (1, 8): (1.0, 1.0), (1, 4): (1.0, 1.9),
+            (1, 2): (0.5, 2.0)}
+    scratch_read = {(0, 4): (1.0, 2.1), (0, 2): (0.1, float("nan")), (1, 4): (0.95, 2.0), (1, 2): (0.0, float("nan"))}
+    def reading(run, count):
+        key = (run.config.seed, run.config.T_train)
+        acc, v = (scratch_read if run.metrics["steps"] == 99 else read)[key]
+        return dict(acc=acc, v=v, v_frontier=v, demand=8 / run.config.T_train)
+    monkeypatch.setattr(portability, "contract_reading", reading)
+    start = [_Run(0, 8, 10), _Run(1, 8, 10)]
+    chains = [[_Run(s, 4, 50), _Run(s, 2, 60)] for s in (0, 1)]
+    scratch = [[_Run(s, T, 99) for s in (0, 1)] for T in (4, 2)]      # scratch[k][i]: step k, seed i
+    rows = portability.annealing_rows(start, chains, scratch, 64, 0.9)
+    assert [(r["seed"], r["T"], r["transferred"]) for r in rows] == [(0, 4, True), (0, 2, True), (1, 4, True),
+                                                                      (1, 2, False)]
+    res = portability.annealing_results(rows, 0.9)
+    assert res["final_T"] == 2 and res["anneal_transfer_fraction"] == 0.5 and res["anneal_transfer_count"] == "1/2"
+    assert res["scratch_learned_fraction"] == 0.0 and res["anneal_minus_scratch"] == 0.5
+    assert res["transfer_by_T"] == {"4": "2/2", "2": "1/2"}
+    assert res["steps_ratio_where_both_learned"] == [round(50 / 99, 3), round(50 / 99, 3)]

@@ -74,3 +74,52 @@ def significant(e: dict) -> bool:
 def discrimination(e: dict) -> float:
     """max(AUROC, 1 - AUROC): how well the metric separates, whichever way round; nan if undefined."""
     return float("nan") if e["auroc"] is None else max(e["auroc"].value, 1 - e["auroc"].value)
+
+
+def summarize(table: dict, threshold: float) -> dict:
+    """contest -> metric -> evaluate_metric over that contest's seeds (every head and tail metric)."""
+    return {name: {m: evaluate_metric([r[m] for r in rows], [r["ood_acc"] for r in rows], threshold)
+                   for m in HEAD_METRICS + TAIL_METRICS} for name, rows in table.items()}
+
+
+def metric_verdict(e: dict, kind: str) -> str:
+    """Does one metric predict in one contest, against what the paper expects of its kind (head:
+    predicts, tail: no signal)? 'untested' when the contest has no AUROC (seeds on one side)."""
+    if e["auroc"] is None:
+        return "untested"
+    ours, paper = ("predicts" if significant(e) else "no signal"), ("predicts" if kind == "head" else "no signal")
+    return f"{ours} ({'as the paper' if ours == paper else 'paper: ' + paper})"
+
+
+def significant_hits(summary: dict, metrics) -> tuple[list[str], int]:
+    """The AUROCs among `metrics` whose interval excludes 0.5 ('contest/metric value'), and how many
+    were defined: with 95 % intervals about 1 in 20 defined ones excludes 0.5 by chance alone."""
+    hits = [f"{name}/{m} {e['auroc'].value:.2f}" for name, ms in summary.items() for m, e in ms.items()
+            if m in metrics and significant(e)]
+    defined = sum(e["auroc"] is not None for ms in summary.values() for m, e in ms.items() if m in metrics)
+    return hits, defined
+
+
+def _interval(x) -> list | None:
+    return None if x is None else [round(x.value, 3), round(x.low, 3), round(x.high, 3)]
+
+
+def contest_results(table: dict, summary: dict) -> dict:
+    """The ledger's numbers over the contests: the best head metric's discrimination per contest (its
+    minimum over contests, only when every contest was tested: the claim is about every contest), how
+    many contests have a significant head metric, and the count of significant tail AUROCs (None when
+    no contest had seeds on both sides: nothing was tested)."""
+    head_best = [np.nanmax([discrimination(ms[m]) for m in HEAD_METRICS])
+                 if any(ms[m]["auroc"] is not None for m in HEAD_METRICS) else float("nan") for ms in summary.values()]
+    tested = int(np.isfinite(head_best).sum())      # contests with both generalizing and failing seeds
+    tail_hits, tail_defined = significant_hits(summary, TAIL_METRICS)
+    return {
+        "contests_tested": tested,
+        "head_best_auroc_min": round(float(np.nanmin(head_best)), 3) if tested == len(summary) else None,
+        "head_significant_contests": sum(any(significant(ms[m]) for m in HEAD_METRICS) for ms in summary.values()),
+        "tail_significant_count": len(tail_hits) if tail_defined else None,
+        "ood_spread": {name: [round(min(r["ood_acc"] for r in rows), 3), round(max(r["ood_acc"] for r in rows), 3)]
+                       for name, rows in table.items()},
+        "table": {name: {m: {"rho": _interval(e["rho"]), "auroc": _interval(e["auroc"])} for m, e in ms.items()}
+                  for name, ms in summary.items()},
+    }

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..probes import probe_seed
 from . import head
 
 
 def contract_reading(run, count: int = 512) -> dict:
     """Solved fraction and v-hat (from tau and from the frontier) at the run's own contract."""
     c = run.config
-    r = head.tau(run.model, c.task_obj(), c.n_train, c.T_train, count=count, seed=1000 + c.seed)
+    r = head.tau(run.model, c.task_obj(), c.n_train, c.T_train, count=count, seed=probe_seed("in_distribution", c.seed))
     ok = r.n_solved >= head.MIN_SOLVED
     return dict(acc=r.solved_fraction, v=r.v_tau.v if ok else float("nan"),
                 v_frontier=r.v_frontier if ok else float("nan"), demand=c.demand)
@@ -29,3 +32,46 @@ def transferred(after: dict, previous_demand: float, learned_acc: float) -> bool
     if not after["acc"] >= learned_acc or not (math.isfinite(v) and v > 0):
         return False
     return abs(math.log(v / after["demand"])) < abs(math.log(v / previous_demand))
+
+
+def annealing_rows(start, chains, scratch, eval_count: int, learned_acc: float) -> list[dict]:
+    """One row per seed and annealing step: the contract, v-hat before and after, whether it
+    transferred, and the from-scratch run of the same contract and seed beside it.
+    start[i]: seed i's first run; chains[i][k]: its k-th annealed run; scratch[k][i]: the from-scratch
+    run of chains[i][k]'s contract."""
+    rows = []
+    for i, first in enumerate(start):
+        prev = contract_reading(first, eval_count)
+        for k, run in enumerate(chains[i]):
+            after = contract_reading(run, eval_count)
+            alone = contract_reading(scratch[k][i], eval_count)
+            rows.append(dict(seed=first.config.seed, T=run.config.T_train, demand=after["demand"], v_before=prev["v"],
+                             v_after=after["v"], v_frontier_after=after["v_frontier"], acc=after["acc"],
+                             transferred=transferred(after, prev["demand"], learned_acc),
+                             scratch_acc=alone["acc"], scratch_v=alone["v"], steps=run.metrics["steps"],
+                             scratch_steps=scratch[k][i].metrics["steps"],
+                             lineage=run.metrics.get("lineage", {}).get("init_from")))
+            prev = after
+    return rows
+
+
+def annealing_results(rows: list[dict], learned_acc: float) -> dict:
+    """The ledger's numbers: transfer and learned fractions at the final (smallest-T) contract, and
+    where transfer stops along the chain."""
+    final_T = min(r["T"] for r in rows)
+    final = [r for r in rows if r["T"] == final_T]
+    learned = lambda key: np.mean([r[key] >= learned_acc for r in final])      # noqa: E731
+    return {
+        "final_T": final_T,
+        "anneal_transfer_fraction": round(float(np.mean([r["transferred"] for r in final])), 3),
+        "anneal_transfer_count": f"{sum(r['transferred'] for r in final)}/{len(final)}",
+        "scratch_learned_fraction": round(float(learned("scratch_acc")), 3),
+        "anneal_minus_scratch": round(float(learned("acc") - learned("scratch_acc")), 3),
+        # every annealing step, not only the final contract: where does transfer stop?
+        "transfer_by_T": {str(T): f"{sum(r['transferred'] for r in rows if r['T'] == T)}/{sum(r['T'] == T for r in rows)}"
+                          for T in sorted({r["T"] for r in rows}, reverse=True)},
+        # optimiser steps to learn a contract: annealed / from scratch, where both learned it
+        "steps_ratio_where_both_learned": [round(r["steps"] / r["scratch_steps"], 3) for r in rows
+                                           if r["acc"] >= learned_acc and r["scratch_acc"] >= learned_acc],
+        "per_step": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+    }

@@ -165,15 +165,15 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
 
 
 def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probes: int = 4,
-                T_long: int | None = None) -> dict:
+                T_long: int | None = None, streaming: bool = False) -> dict:
     """Every tail metric of one model read at loop T on `tokens` (skip-one on the `solved` inputs
     only): skip1, jac_align (mean over 32 inputs), cosine and cka between the last two loops, and the
     asymptotic alignment after T_long loops (default 4 T). Loop-comparing metrics are nan at T = 1."""
     nan = float("nan")
     looped = T > 1                       # tail metrics compare loops: undefined for one loop
-    sim = cross_step_similarity(model, tokens, T) if looped else None
+    sim = cross_step_similarity(model, tokens, T, streaming=streaming) if looped else None
     return dict(
-        skip1=skip_k_preservation(model, tokens, T, 1, only=solved) if looped else nan,
+        skip1=skip_k_preservation(model, tokens, T, 1, streaming=streaming, only=solved) if looped else nan,
         jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes))) if looped else nan,
         cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
         aa=asymptotic_alignment(model, tokens[:64], T_long or 4 * T))

@@ -1,0 +1,110 @@
+"""The budget law's readings (Paper A §6.1): speeds per contract, the exponent across demands with
+an interval from the seeds, and what extra loops do at a longer length (rescue, the halting rule).
+
+- `contract_readings`: tau(n_train, i) and both v-hat at each run's own contract, and whether the
+  run learned (solved fraction >= learned_acc).
+- `law_fit`: the exponent b of v ∝ demand^b over the learned runs, pooled over seeds; its 95 %
+  interval resamples the seeds within each demand (a stratified bootstrap: every demand keeps its
+  count of runs), so the interval says how much the seeds disagree. One seed per demand gives no
+  interval (None).
+- `rescue`: whole-word and late-position (i > n_train) accuracy at a longer length after every loop
+  up to loops_factor x T_train, at T_train, at the halting rule's T* = ceil(n / v-hat) and at the
+  best loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..probes import probe_seed
+from . import head
+
+
+def contract_readings(runs, eval_count: int, learned_acc: float) -> list[dict]:
+    out = []
+    for r in runs:
+        c = r.config
+        t = head.tau(r.model, c.task_obj(), c.n_train, c.T_train, count=eval_count,
+                     seed=probe_seed("in_distribution", c.seed))
+        out.append(dict(run=r, config=c, tau=t, learned=bool(t.n_solved > 0 and t.solved_fraction >= learned_acc)))
+    return out
+
+
+@dataclass
+class LawFit:
+    tau: head.ExponentFit | None          # fit of the tau speeds (None with fewer than 2 usable runs)
+    frontier: head.ExponentFit | None     # the same on the frontier speeds
+    interval: tuple[float, float] | None  # 95 % seed-bootstrap interval of the tau exponent
+    usable: np.ndarray                    # per reading: learned and both speeds finite
+
+
+def law_fit(readings: list[dict], n_resamples: int = 2000, seed: int = 0) -> LawFit:
+    demands = np.array([x["config"].demand for x in readings])
+    v_tau = np.array([x["tau"].v_tau.v for x in readings])
+    v_front = np.array([x["tau"].v_frontier for x in readings])
+    usable = np.array([x["learned"] for x in readings], bool) & np.isfinite(v_tau) & np.isfinite(v_front)
+    if usable.sum() < 2:                                   # a flat tau has no finite speed
+        return LawFit(None, None, None, usable)
+    d, v = demands[usable], v_tau[usable]
+    fit = head.budget_exponent(d, v)
+    fit_front = head.budget_exponent(d, v_front[usable])
+    return LawFit(fit, fit_front, seed_interval(d, v, n_resamples, seed), usable)
+
+
+def seed_interval(demands, speeds, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float] | None:
+    """95 % percentile interval of the exponent, resampling runs with replacement within each demand.
+    None when no demand has two runs (nothing to resample) or fewer than two demands."""
+    demands, speeds = np.asarray(demands, float), np.asarray(speeds, float)
+    groups = [np.flatnonzero(demands == d) for d in np.unique(demands)]
+    if len(groups) < 2 or max(len(g) for g in groups) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    exps = []
+    for _ in range(n_resamples):
+        idx = np.concatenate([rng.choice(g, size=len(g), replace=True) for g in groups])
+        exps.append(head.budget_exponent(demands[idx], speeds[idx]).exponent)
+    lo, hi = np.percentile(exps, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def rescue(reading: dict, n_long: int, loops_factor: int, eval_count: int) -> dict:
+    """Accuracy against test-time loops at length n_long for one learned run (see module docstring)."""
+    r, c, t = reading["run"], reading["config"], reading["tau"]
+    acc = head.accuracy_by_loops(r.model, c.task_obj(), n_long, loops_factor * c.T_train, count=eval_count,
+                                 seed=probe_seed("rescue", c.seed))
+    late = acc.position_acc[:, c.n_train:].mean(1)          # positions beyond n_train (chance 1/|G|)
+    T_star = head.halting_loops(n_long, t.v_tau.v)
+    within = T_star <= len(acc.seq_acc)
+    return dict(acc=acc, late=late, T_star=T_star, within=within,
+                at_T_train=(acc.at(c.T_train), float(late[c.T_train - 1])),
+                at_T_star=(acc.at(T_star), float(late[T_star - 1])) if within else None,
+                best_late=(float(late.max()), int(late.argmax()) + 1),
+                best_whole=(float(acc.seq_acc.max()), int(acc.seq_acc.argmax()) + 1))
+
+
+def law_results(readings: list[dict], fit: LawFit, rescued: dict) -> dict:
+    """The ledger's numbers for 03. rescued: config -> rescue(...) for the learned runs."""
+    learned = [x for x in readings if x["learned"]]
+    at_T_eq_n = [x["tau"].v_tau.v for x in learned if x["config"].T_train == x["config"].n_train]
+    mean = lambda xs: round(float(np.mean(xs)), 3) if xs else None          # noqa: E731
+    return {
+        "budget_exponent": None if fit.tau is None else round(fit.tau.exponent, 3),
+        "budget_exponent_stderr": None if fit.tau is None else round(fit.tau.stderr, 3),
+        "budget_exponent_interval": None if fit.interval is None else [round(x, 3) for x in fit.interval],
+        "budget_r2": None if fit.tau is None else round(fit.tau.r2, 3),
+        "budget_exponent_frontier": None if fit.frontier is None else round(fit.frontier.exponent, 3),
+        "speed_at_T_eq_n": mean(at_T_eq_n),
+        "rescue_gain": mean([x["best_late"][0] - x["at_T_train"][1] for x in rescued.values()]),
+        # whole words at T* (0 where T* lies beyond the loops tested), as the halting rule states it
+        "halting_acc": mean([x["at_T_star"][0] if x["within"] else 0.0 for x in rescued.values()]),
+        "halting_late_acc": mean([x["at_T_star"][1] if x["within"] else 0.0 for x in rescued.values()]),
+        "best_loop_acc": mean([x["best_whole"][0] for x in rescued.values()]),
+        "contracts_learned": f"{len(learned)}/{len(readings)}",
+        "demands_learned": len({x["config"].demand for x in learned}),
+        "speeds": {_label(x["config"]): round(x["tau"].v_tau.v, 2) for x in readings},
+    }
+
+
+def _label(c) -> str:
+    return c.contract if c.seed == 0 else f"{c.contract} seed {c.seed}"
