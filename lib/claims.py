@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .instruments.fixedpoint import SCORES      # a configuration "scores" at a length (09's comparison rule)
+from .instruments.head import LEARNED           # whole-word accuracy in distribution to count as learned
 from .paths import PROJECT_ROOT, artifacts_dir, atomic_write_text, outputs_dir
 
 
@@ -37,8 +39,6 @@ class Claim:
     requires: Callable[[dict], bool] | None = None        # reads the precondition from the notebook's results
 
 
-LEARNED = 0.9        # whole-word accuracy in distribution for a model to count as learned (as in the plans)
-SCORES = 0.05        # whole-word accuracy at which a configuration "scores" at a length (09's comparison rule)
 
 
 def _fixed_point_reached(r: dict) -> bool:

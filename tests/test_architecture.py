@@ -306,15 +306,15 @@ def test_accuracy_by_length_gives_each_length_the_runs_loops_on_its_probe_set(mo
     untied = fake_run(serial, n_train=4, T_train=4, tied=False)
     # a tied run keeps T_train below its training length and loops in proportion beyond it; an untied
     # run has only its depth: the one-position-per-loop propagator fails past n = 4 with 4 loops
-    assert architecture.accuracy_by_length(tied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 1.0, 8: 1.0}
-    assert architecture.accuracy_by_length(untied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 0.0, 8: 0.0}
+    assert architecture.final_accuracy_by_length(tied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 1.0, 8: 1.0}
+    assert architecture.final_accuracy_by_length(untied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 0.0, 8: 0.0}
     slow = fake_run(SerialPropagator(5, period=2), n_train=4, T_train=4)      # needs 2n loops, gets max(4, n)
-    assert architecture.accuracy_by_length(slow, (2, 3, 8), 16) == {2: 1.0, 3: 0.0, 8: 0.0}
+    assert architecture.final_accuracy_by_length(slow, (2, 3, 8), 16) == {2: 1.0, 3: 0.0, 8: 0.0}
     calls = []
     real = head.accuracy_by_loops
     monkeypatch.setattr(head, "accuracy_by_loops",
                         lambda *a, **k: calls.append((a[2], a[3], k["seed"])) or real(*a, **k))
-    architecture.accuracy_by_length(tied, (2, 12), 16)
+    architecture.final_accuracy_by_length(tied, (2, 12), 16)
     architecture.at_contract(fake_run(serial, n_train=4, T_train=4, seed=3), 16)
     assert calls == [(2, 4, 4002), (12, 12, 4012), (4, 4, 1003)]     # probe sets: extrapolation, in_distribution
 

@@ -124,5 +124,6 @@ def test_summary_reads_one_run_on_all_three_axes(store_root):
     assert s["seed"] == 0 and s["in_acc"] == run.metrics["final_eval"]["seq_acc"]
     assert len(s["reach"].rel_step) == 3 * cfg.T_train - 1    # steps between the long_factor * T_train states
     assert set(s["grads"]) == {2, 4, 8} and all(np.isfinite(list(s["grads"].values())))
+    assert s["grad_growth"] == pytest.approx(s["grads"][8] / s["grads"][2]) and s["n_train"] == 4
     assert set(s["extrap"]) == {4, 6} and all(0.0 <= a <= 1.0 for a in s["extrap"].values())
     assert s["rho"] > 0 and s["dep"].distinct_fixed_points >= 1

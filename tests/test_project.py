@@ -33,3 +33,23 @@ def test_readme_commands_and_ci():
     assert commands[:2] == ["make all", "make test"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert [l for l in ci.splitlines() if l and not l.startswith("#") and not l.startswith(("set ", "cd "))] == ["make test"]
+
+
+def code_lines(py: Path) -> int:
+    """Non-blank, non-comment lines in the code cells of a jupytext percent source."""
+    count, in_code = 0, False
+    for line in py.read_text().splitlines():
+        if line.startswith("# %%"):
+            in_code = "[markdown]" not in line
+        elif in_code and line.strip() and not line.strip().startswith("#"):
+            count += 1
+    return count
+
+
+@pytest.mark.parametrize("py", sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")), ids=lambda p: p.name)
+def test_notebooks_are_thin(py):
+    # measurement and rules live in lib (tested there); a notebook states, calls, draws and judges
+    assert code_lines(py) <= 60, f"{py.name}: {code_lines(py)} code lines; move logic into lib"
+    src = py.read_text()
+    assert not re.search(r"seed\s*=\s*\d{3,}\s*\+", src), f"{py.name}: name the probe set (lib/probes.py)"
+    assert "claims.verdict(" not in src, f"{py.name}: print verdicts with claims.print_verdicts"

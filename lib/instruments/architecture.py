@@ -15,9 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..probes import probe_seed
-from . import head
+from . import extrapolation, head
 
-LEARNED = 0.9    # whole-word accuracy in distribution for a run to count as learned (as the plans use)
 
 
 def families(plan) -> dict[str, tuple]:
@@ -38,19 +37,14 @@ def at_contract(run, count: int = 512) -> head.LoopAccuracy:
                                   seed=probe_seed("in_distribution", c.seed), streaming=c.streaming)
 
 
-def accuracy_by_length(run, ns, count: int = 512) -> dict[int, float]:
-    """Whole-word accuracy at each length n with the loops the run gets there (`cfg.loops_at(n)`), on
-    the extrapolation probe set of that length: how far the learned algorithm carries."""
-    c = run.config
-    out = {}
-    for n in ns:
-        T = c.loops_at(n)
-        out[n] = head.accuracy_by_loops(run.model, c.task_obj(), n, T, count=count, seed=probe_seed("extrapolation", n),
-                                        streaming=c.streaming).at(T)
-    return out
+def final_accuracy_by_length(run, ns, count: int = 512) -> dict[int, float]:
+    """Whole-word accuracy at each length n after exactly the loops the run gets there
+    (`cfg.loops_at(n)`), on the extrapolation probe set of that length: how far the learned
+    algorithm carries at its own price (no search over loops)."""
+    return {n: float(a.seq_acc[-1]) for n, a in extrapolation.accuracy_by_length(run, ns, 1.0, count).items()}
 
 
-def prior_row(name: str, run, test_ns, long_ns, count: int = 512, learned_acc: float = LEARNED) -> dict:
+def prior_row(name: str, run, test_ns, long_ns, count: int = 512, learned_acc: float = head.LEARNED) -> dict:
     """One run of the architecture prior: tau at its contract (the frontier map and whether it
     learned), tau at the last position against n with its scaling class, and whole-word accuracy at
     every test and extrapolation length."""
@@ -60,10 +54,10 @@ def prior_row(name: str, run, test_ns, long_ns, count: int = 512, learned_acc: f
     scaling = head.tau_against_n(run.model, c, test_ns, count)
     return dict(name=name, seed=c.seed, config=c, n_params=run.metrics["n_params"], tau=contract,
                 learned=contract.solved_fraction >= learned_acc, ns=scaling.ns, last=scaling.last, fit=scaling.fit,
-                extrapolation=accuracy_by_length(run, tuple(test_ns) + tuple(long_ns), count))
+                extrapolation=final_accuracy_by_length(run, tuple(test_ns) + tuple(long_ns), count))
 
 
-def prior_rows(runs, test_ns, long_ns, count: int = 512, learned_acc: float = LEARNED) -> list[dict]:
+def prior_rows(runs, test_ns, long_ns, count: int = 512, learned_acc: float = head.LEARNED) -> list[dict]:
     """`runs`: (family name, run) pairs; one `prior_row` each, in order."""
     return [prior_row(name, run, test_ns, long_ns, count, learned_acc) for name, run in runs]
 

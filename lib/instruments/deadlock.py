@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..train import plateaued
-from .architecture import accuracy_by_length, at_contract
+from .architecture import at_contract, final_accuracy_by_length
 
 
 @dataclass
@@ -67,7 +67,7 @@ def wall_row(run, long_ns, count: int = 512) -> dict:
     return dict(config=c, log=run.metrics["log"], seq_acc=acc.at(c.T_train), pos_acc=position_acc,
                 reading=deadlock(run.metrics, n_classes, position_acc),
                 entropy_at_n_train=operator_entropy_level(n_classes, c.n_train),
-                ood=accuracy_by_length(run, long_ns, count))
+                ood=final_accuracy_by_length(run, long_ns, count))
 
 
 def wall_rows(wall: dict, long_ns, count: int = 512) -> dict:
@@ -88,7 +88,7 @@ def streaming_pairs(free, streaming, long_ns, count: int = 512) -> dict:
             raise ValueError(f"streaming pair: {f.config.task} n={f.config.n_train} against {s.config.task} "
                              f"n={s.config.n_train}; a pair is one task at one training length")
         ns = (f.config.n_train,) + tuple(long_ns)
-        pairs[f.config.task] = {"free": accuracy_by_length(f, ns, count), "streaming": accuracy_by_length(s, ns, count)}
+        pairs[f.config.task] = {"free": final_accuracy_by_length(f, ns, count), "streaming": final_accuracy_by_length(s, ns, count)}
     return pairs
 
 

@@ -12,6 +12,11 @@ A looped model iterates G_e(h) = F(inject(h, e)) from h^0 = e. A fixed point is 
   eigenvalues are a complex pair), and the gradient norm of the loss through T loops.
   rho < 1: a locally attracting fixed point, stable backpropagation through many loops; rho > 1:
   repelling, and gradients through long unrolls grow.
+
+Paper B's grid (notebook 09) reads these per run (`summary`), calls a run's fixed points stable when
+all three axes agree (`stable_fixed_points`), and compares configurations where one of them scores
+beyond the training length (`comparison_length`); its sudoku contest reads boards per loop
+(`sudoku_readings`). `stability_results` turns the readings into the ledger's numbers.
 """
 from __future__ import annotations
 
@@ -22,8 +27,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..tasks import IGNORE, test_set
-from .head import accuracy_by_loops, settled_from
+from ..probes import probe_seed, probe_set
+from ..tasks import IGNORE, sudoku_set
+from .extrapolation import accuracy_by_length, best_loop, scan_loops
+from .head import board_accuracy_by_loops, settled_from
 from .tail import jvp
 
 
@@ -179,20 +186,129 @@ def gradient_norms(model, tokens: torch.Tensor, labels: torch.Tensor, Ts) -> dic
     return out
 
 
+EXTRAPOLATION_FACTOR = 1.5      # loops scanned at test length n: 1.5 x the loops the run gets there (loops_at)
+
+
 def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
-    """All three axes for one trained run, read on its own test inputs (length n_train), with the
+    """All three axes for one trained run, read on its `tail` probe set (length n_train), with the
     loops run long (long_factor * T_train): reachability and input-dependence over 128 inputs, the
-    median Jacobian spectral radius over 8, gradient norms through T, 2T and 4T loops over 64, and
-    extrapolation (best whole-word accuracy over up to 1.5 * max(n, T_train) loops at each test n)."""
+    median Jacobian spectral radius over 8, gradient norms through T, 2T and 4T loops over 64 (and
+    their growth 4T/T: stable backpropagation keeps it near 1), and extrapolation (best whole-word
+    accuracy over up to EXTRAPOLATION_FACTOR * loops_at(n) loops at each test n, as notebook 08)."""
     c = run.config
     task = c.task_obj()
-    tokens, labels = test_set(task, c.n_train, eval_count, seed=7000 + c.seed)
+    tokens, labels = probe_set(task, "tail", c.seed, c.n_train, eval_count)
     T_long = long_factor * c.T_train
     hs = states(run.model, tokens[:128], T_long)
+    grads = gradient_norms(run.model, tokens[:64], labels[:64], (c.T_train, 2 * c.T_train, 4 * c.T_train))
     return dict(
-        seed=c.seed, in_acc=run.metrics["final_eval"]["seq_acc"], reach=reachability(hs),
+        seed=c.seed, n_train=c.n_train, in_acc=run.metrics["final_eval"]["seq_acc"], reach=reachability(hs),
         dep=input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols),
         rho=float(np.median(jacobian_spectral_radius(run.model, tokens[:8], T_long, iters=40))),
-        grads=gradient_norms(run.model, tokens[:64], labels[:64], (c.T_train, 2 * c.T_train, 4 * c.T_train)),
-        extrap={n: float(accuracy_by_loops(run.model, task, n, int(1.5 * max(n, c.T_train)), count=eval_count,
-                                           seed=4000 + n).seq_acc.max()) for n in test_ns})
+        grads=grads, grad_growth=list(grads.values())[-1] / max(list(grads.values())[0], 1e-12),
+        extrap={n: float(acc.seq_acc.max())
+                for n, acc in accuracy_by_length(run, test_ns, EXTRAPOLATION_FACTOR, eval_count).items()})
+
+
+def configuration_label(key) -> str:
+    """(recall, outer_norm, norm) -> its name in tables and results, e.g. "internal recall, outer norm"
+    (the claims ledger reads the results under these names)."""
+    recall, outer, norm = key
+    return (("no recall" if recall == "none" else f"{recall} recall") + (", outer norm" if outer else ", no outer norm")
+            + (f", {norm}-norm" if norm != "pre" else ""))
+
+
+def stability_rows(runs: dict, test_ns, long_factor: int, eval_count: int) -> dict:
+    """(configuration key, seed) -> summary of that run, with its key: Paper B's grid, one row per run."""
+    return {(key, run.config.seed): dict(key=key, **summary(run, test_ns, long_factor, eval_count))
+            for key, rs in runs.items() for run in rs}
+
+
+# Stable fixed points, all three of Paper B's axes at once: reached by most inputs (REACHED_FRACTION
+# settle for good within the long run), locally attracting (spectral radius < 1), and input-dependent
+# (inputs one token apart end more than NEARBY_DISTANCE apart, relative to their norm).
+REACHED_FRACTION = 0.9
+NEARBY_DISTANCE = 1e-3
+
+
+def stable_fixed_points(row: dict) -> bool:
+    """Whether one run's summary shows reachable, geometrically stable, input-dependent fixed points."""
+    return bool(row["reach"].reached_fraction >= REACHED_FRACTION and row["rho"] < 1
+                and row["dep"].nearby_distance > NEARBY_DISTANCE)
+
+
+def mean_over_seeds(rows: dict, key, f) -> float:
+    """Mean of f(row) over the seeds of configuration `key`."""
+    return float(np.mean([f(r) for (k, _), r in rows.items() if k == key]))
+
+
+# Where configurations are compared. The paper ranks them at 4x the training length; when every
+# configuration is at 0 there, a tie carries no ranking. So: the longest test length beyond training
+# where some configuration SCORES (mean whole-word accuracy >= SCORES); with none, the ranking is
+# unmeasured. Fixed before reading the numbers it decides; claims.SCORES is the same threshold.
+SCORES = 0.05
+
+
+def comparison_length(extrapolation: dict, n_train: int, floor: float = SCORES) -> int | None:
+    """extrapolation: n -> {configuration: accuracy}. The longest n > n_train where some
+    configuration reaches `floor`; None where there is none."""
+    informative = [n for n, acc in extrapolation.items() if n > n_train and max(acc.values()) >= floor]
+    return max(informative) if informative else None
+
+
+def sudoku_readings(sudoku_runs: dict, givens, loops_factor: float = 2) -> dict:
+    """(recall, seed, givens) -> dict(cell, board, T, best_board_loop): blank-cell and whole-board
+    accuracy after every loop up to loops_factor x the training loops, on unseen puzzles with that
+    many givens (the first the training difficulty, then harder ones). The boards are the run's
+    `tail` probe seed's (one fixed set per seed, apart from the training pool)."""
+    out = {}
+    for recall, rs in sudoku_runs.items():
+        for run in rs:
+            c = run.config
+            for g in givens:
+                tokens, labels = sudoku_set(g, c.eval_count, seed=probe_seed("tail", c.seed))
+                cell, board = board_accuracy_by_loops(run.model, tokens, labels, scan_loops(c, c.n_train, loops_factor))
+                out[(recall, c.seed, g)] = dict(cell=cell, board=board, T=c.T_train,
+                                                best_board_loop=best_loop(board)[1])
+    return out
+
+
+def sudoku_best(sudoku_rows: dict, recall: str, givens: int, what: str = "board") -> float:
+    """Best-loop accuracy (`what`: "board" or "cell"), mean over the seeds of one recall at one difficulty."""
+    return float(np.mean([r[what].max() for (rc, _, g), r in sudoku_rows.items() if rc == recall and g == givens]))
+
+
+def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens) -> dict:
+    """The ledger's numbers for Paper B. Per configuration: extrapolation at every test length and the
+    fraction of seeds with stable fixed points. At the comparison length (`comparison_length`): is the
+    best configuration one with recall and outer norm and stable fixed points (claim 2), and internal
+    minus external recall, both with outer norm (claim 3); both None where no length is informative.
+    Claim 1: distinct final states per input without recall. Sudoku: best-loop board and blank-cell
+    accuracy, and internal minus external whole-board accuracy over the harder difficulties."""
+    keys = list(dict.fromkeys(k for k, _ in rows))
+    n_train = next(iter(rows.values()))["n_train"]
+    ext_at = {n: {k: mean_over_seeds(rows, k, lambda r: r["extrap"][n]) for k in keys} for n in test_ns}
+    compare_at = comparison_length(ext_at, n_train)
+    ext = ext_at[compare_at] if compare_at else ext_at[test_ns[-1]]
+    stable = {k: mean_over_seeds(rows, k, lambda r: float(stable_fixed_points(r))) for k in keys}
+    best = max(ext, key=ext.get)
+    distinct = lambda r: r["dep"].distinct_fixed_points / r["dep"].n_inputs
+    recalls = list(dict.fromkeys(rc for rc, _, _ in sudoku_rows))
+    board = lambda what: {f"{rc}, {g} givens": round(sudoku_best(sudoku_rows, rc, g, what), 3)
+                          for rc in recalls for g in sudoku_givens}
+    return {
+        "configurations": {configuration_label(k): {"extrapolation": {str(n): round(ext_at[n][k], 3) for n in test_ns},
+                                                    "stable_fixed_points": round(stable[k], 3)} for k in keys},
+        "best_is_recall_outer": bool(best[0] != "none" and best[1] and stable[best] == 1.0) if compare_at else None,
+        "best_configuration": configuration_label(best) if compare_at else None,
+        "no_recall_distinct_fraction": round(mean_over_seeds(rows, ("none", True, "pre"), distinct), 3),
+        "internal_minus_external": (round(ext[("internal", True, "pre")] - ext[("external", True, "pre")], 3)
+                                    if compare_at else None),
+        "compared_at_n": compare_at,
+        "longest": test_ns[-1],
+        "sudoku_board": board("board"),
+        "sudoku_blank_cells": board("cell"),
+        "sudoku_internal_minus_external": round(float(np.mean([sudoku_best(sudoku_rows, "internal", g)
+                                                               - sudoku_best(sudoku_rows, "external", g)
+                                                               for g in sudoku_givens[1:]])), 3),
+    }

@@ -26,6 +26,7 @@ from scipy import stats
 from ..probes import probe_seed
 from ..tasks import Task, test_set
 
+LEARNED = 0.9       # whole-word accuracy in distribution for a model to count as learned (as the plans use)
 MIN_SOLVED = 16     # tau and v-hat over fewer solved inputs are noise: callers leave them undefined
 
 

@@ -1,0 +1,106 @@
+"""Length extrapolation read as the easy-to-hard benchmark reads it (Paper A §6, Schwarzschild et al.).
+
+A looped model trained at n_train is tested at longer n with more test-time loops. What it can do at
+n is the BEST whole-word accuracy over a scan of loops (deep-thinking's accuracy-per-iteration
+curves): a model that needs more loops at longer inputs must be given them, and one that overthinks
+must not be blamed for its last loop. How many loops to scan follows the one rule that scales loops
+with length (`RunConfig.loops_at`), times a margin.
+
+Whether the loop count can be *chosen* without labels is the halting question: the rule
+T* = ceil(n / v-hat), with v-hat read in distribution, against the max-confidence baseline that stops
+each input at the first loop where every position is confident.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..probes import probe_seed
+from . import head
+
+
+def scan_loops(cfg, n: int, factor: float) -> int:
+    """Test-time loops scanned at length n: `factor` times the loops the run gets there
+    (`cfg.loops_at(n)`: T_train up to n_train, the contract's demand held beyond), rounded up.
+    The margin lets a model that is a little slower at long inputs than its contract still finish;
+    the scan reports the best loop, so scanning further never lowers it."""
+    return math.ceil(factor * cfg.loops_at(n))
+
+
+def best_loop(seq_acc) -> tuple[float, int]:
+    """(best accuracy over loops, the first loop (1-indexed) that reaches it)."""
+    seq_acc = np.asarray(seq_acc)
+    return float(seq_acc.max()), int(seq_acc.argmax()) + 1
+
+
+def accuracy_by_length(run, test_ns, loops_factor: float, count: int, seed: int | None = None) -> dict:
+    """n -> head.LoopAccuracy: whole-word (and per-position) accuracy after every loop
+    1..scan_loops(n) on the `extrapolation` probe set of length n (the same words for every run).
+    `seed`: another test set's seed instead (a board task's fixed slice, e.g. chess)."""
+    c = run.config
+    return {n: head.accuracy_by_loops(run.model, c.task_obj(), n, scan_loops(c, n, loops_factor), count=count,
+                                      seed=probe_seed("extrapolation", n) if seed is None else seed,
+                                      streaming=c.streaming)
+            for n in test_ns}
+
+
+def speed_in_distribution(run, count: int) -> tuple[head.TauResult, float]:
+    """tau at the contract (n_train, T_train) on the `in_distribution` probe set, and v-hat(tau)
+    (nan with fewer than head.MIN_SOLVED solved inputs: a speed over a handful of words is noise)."""
+    c = run.config
+    r = head.tau(run.model, c.task_obj(), c.n_train, c.T_train, count=count, seed=probe_seed("in_distribution", c.seed),
+                 streaming=c.streaming)
+    return r, (r.v_tau.v if r.n_solved >= head.MIN_SOLVED else float("nan"))
+
+
+def halting_against_confidence(run, curves: dict, v_hat: float, threshold: float, count: int) -> dict:
+    """n -> dict(T_star, acc_star, conf_acc, conf_stop) at every length of `curves` beyond n_train.
+
+    T_star = ceil(n / v-hat) (None where v-hat is undefined or not positive: the rule has nothing to
+    say), acc_star the whole-word accuracy after T_star loops (capped at the scanned loops; nan
+    without T_star). The baseline stops each input at the first loop whose least confident position
+    reaches `threshold` (within the same scanned loops): conf_acc its whole-word accuracy, conf_stop
+    its mean stopping loop. Both read the `extrapolation` probe set, as the curves."""
+    c = run.config
+    out = {}
+    for n, acc in curves.items():
+        if n <= c.n_train:
+            continue
+        T_star = head.halting_loops(n, v_hat) if np.isfinite(v_hat) and v_hat > 0 else None
+        acc_star = acc.at(min(T_star, len(acc.seq_acc))) if T_star else float("nan")
+        conf_acc, conf_stop = head.confidence_stopping(run.model, c.task_obj(), n, len(acc.seq_acc), threshold,
+                                                       count=count, seed=probe_seed("extrapolation", n))
+        out[n] = dict(T_star=T_star, acc_star=acc_star, conf_acc=conf_acc, conf_stop=conf_stop)
+    return out
+
+
+def four_x_length(test_ns, n_train: int) -> int:
+    """The length the 4x claim is read at: 4 n_train when it is a test length, else the longest test
+    length (the smoke profile tests only to 2x)."""
+    return 4 * n_train if 4 * n_train in test_ns else test_ns[-1]
+
+
+def nanmean_or_nan(values, digits: int = 3) -> float:
+    """Mean over the finite values (the seeds where the halting rule applied), rounded; nan where none."""
+    values = [v for v in values if np.isfinite(v)]
+    return round(float(np.mean(values)), digits) if values else float("nan")
+
+
+def easy_to_hard_results(curves: dict, halting: dict, test_ns, n_train: int, chess_best=None) -> dict:
+    """The ledger's numbers from the readings of every seed: curves (seed -> accuracy_by_length) and
+    halting (seed -> halting_against_confidence). The 4x claim is the WORST seed's best loop (the claim
+    is that training on short inputs solves 4x longer ones, so every seed must); the other lengths are
+    means over seeds. chess_best: best exact match per chess seed, or None where chess did not run."""
+    n4 = four_x_length(test_ns, n_train)
+    best = lambda seed, n: curves[seed][n].seq_acc.max()
+    longer = [n for n in test_ns if n > n_train]
+    return {
+        "e2h_4x_best_acc": round(float(min(best(s, n4) for s in curves)), 3),
+        "e2h_4x_length": n4,
+        "best_acc_by_length": {str(n): round(float(np.mean([best(s, n) for s in curves])), 3) for n in test_ns},
+        "halting_acc": {str(n): nanmean_or_nan([halting[s][n]["acc_star"] for s in curves]) for n in longer},
+        "confidence_acc": {str(n): round(float(np.mean([halting[s][n]["conf_acc"] for s in curves])), 3)
+                           for n in longer},
+        "chess_best_acc": None if chess_best is None else round(float(np.mean(chess_best)), 3),
+    }

@@ -1,0 +1,252 @@
+"""The readings notebooks 08 and 09 call, on constructed runs and hand-built readings with known answers."""
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from lib import claims, profiles
+from lib.config import RunConfig
+from lib.instruments import extrapolation, fixedpoint
+from lib.instruments.fixedpoint import InputDependence, Reachability
+from lib.instruments.head import LoopAccuracy
+from lib.probes import probe_seed
+from tests.constructed import SerialPropagator
+
+
+def fake_run(model, **cfg):
+    return SimpleNamespace(config=RunConfig(**cfg), model=model.eval(),
+                           metrics={"final_eval": {"seq_acc": 1.0}, "steps": 1})
+
+
+# --- loops for length ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ["smoke", "quick", "paper"])
+def test_scan_loops_reproduces_the_committed_scans(profile):
+    """08 scanned ceil(1.5 max(n, T_train)) loops and 09 int(1.5 max(n, T_train)); with T_train = n_train
+    (every plan's runs) both are 1.5 loops_at(n): the one rule changes no committed number."""
+    e2h, stab = profiles.easy_to_hard(profile), profiles.stability(profile)
+    cfgs = list(e2h.runs) + [c for cs in stab.runs.values() for c in cs]
+    for c in cfgs:
+        for n in e2h.test_ns:
+            assert extrapolation.scan_loops(c, n, e2h.loops_factor) == math.ceil(e2h.loops_factor * max(n, c.T_train))
+            assert extrapolation.scan_loops(c, n, fixedpoint.EXTRAPOLATION_FACTOR) == int(1.5 * max(n, c.T_train))
+    for cs in stab.sudoku.values():            # sudoku: twice the training loops at the board's size
+        assert all(extrapolation.scan_loops(c, c.n_train, 2) == 2 * c.T_train for c in cs)
+
+
+def test_scan_loops_follows_the_contracts_demand_beyond_training():
+    c = RunConfig(n_train=8, T_train=4)                       # half a loop per position
+    assert [extrapolation.scan_loops(c, n, 1.5) for n in (4, 8, 16, 17)] == [6, 6, 12, 14]   # 1.5 x (4, 4, 8, 9)
+
+
+def test_best_loop_is_the_first_best():
+    assert extrapolation.best_loop([0.0, 0.5, 0.9, 0.9, 0.2]) == (0.9, 3)
+    assert extrapolation.best_loop(np.zeros(4)) == (0.0, 1)
+
+
+def test_four_x_length():
+    assert extrapolation.four_x_length((16, 32, 64), 16) == 64
+    assert extrapolation.four_x_length((32, 64, 128, 512), 32) == 128     # the paper profile tests beyond 4x
+    assert extrapolation.four_x_length((4, 8), 4) == 8                    # smoke: only to 2x, the longest
+
+
+# --- 08 on a serial propagator: position i is right from loop period * i ------------------------------
+
+def test_accuracy_by_length_reads_a_serial_propagator():
+    run = fake_run(SerialPropagator(5, period=1), task="Z5", n_train=4, T_train=4)
+    curves = extrapolation.accuracy_by_length(run, (4, 8), 1.5, count=32)
+    assert [len(curves[n].seq_acc) for n in (4, 8)] == [6, 12]                  # 1.5 x max(n, T_train)
+    assert curves[4].seq_acc.tolist() == [0, 0, 0, 1, 1, 1]                     # whole word from loop n
+    assert extrapolation.best_loop(curves[8].seq_acc) == (1.0, 8)
+    slow = fake_run(SerialPropagator(5, period=2), task="Z5", n_train=4, T_train=4)
+    assert extrapolation.best_loop(extrapolation.accuracy_by_length(slow, (8,), 1.5, 32)[8].seq_acc) == (0.0, 1)
+
+
+def test_halting_rule_against_confidence_on_a_serial_propagator():
+    run = fake_run(SerialPropagator(5, period=1), task="Z5", n_train=4, T_train=4)
+    curves = extrapolation.accuracy_by_length(run, (4, 8), 1.5, count=32)
+    r, v = extrapolation.speed_in_distribution(run, count=32)
+    assert r.solved_fraction == 1.0 and v == pytest.approx(1.0)
+    h = extrapolation.halting_against_confidence(run, curves, v, 0.9, count=32)
+    assert list(h) == [8]                                                         # only beyond n_train
+    assert h[8]["T_star"] == 8 and h[8]["acc_star"] == 1.0                       # ceil(8 / 1) loops: solved
+    # the decoder is confident from the first loop (empty positions read as a confident "empty"):
+    # max-confidence stopping stops at once and is wrong
+    assert h[8]["conf_stop"] == 1.0 and h[8]["conf_acc"] == 0.0
+    # a speed of 0.5 asks for 16 loops at n = 8; the scan has 12: read at the last scanned loop
+    assert extrapolation.halting_against_confidence(run, curves, 0.5, 0.9, 32)[8]["T_star"] == 16
+    # no speed (too few solved words in distribution): the rule says nothing
+    none = extrapolation.halting_against_confidence(run, curves, float("nan"), 0.9, 32)[8]
+    assert none["T_star"] is None and math.isnan(none["acc_star"])
+
+
+def test_speed_in_distribution_is_undefined_without_solved_words():
+    slow = fake_run(SerialPropagator(5, period=2), task="Z5", n_train=4, T_train=4)   # needs 8 loops at n = 4
+    r, v = extrapolation.speed_in_distribution(slow, count=32)
+    assert r.n_solved == 0 and math.isnan(v)
+    enough = fake_run(SerialPropagator(5, period=2), task="Z5", n_train=4, T_train=8)
+    assert extrapolation.speed_in_distribution(enough, count=32)[1] == pytest.approx(0.5)
+
+
+def loop_acc(n, seq):
+    return LoopAccuracy(n, np.asarray(seq, float), np.zeros((len(seq), n)))
+
+
+def test_easy_to_hard_results_on_hand_built_readings():
+    curves = {0: {4: loop_acc(4, [0, 1.0]), 8: loop_acc(8, [0, 0.6, 0.2]), 16: loop_acc(16, [0.5, 0.25])},
+              1: {4: loop_acc(4, [0.5, 0.9]), 8: loop_acc(8, [0.2, 0.3, 0.1]), 16: loop_acc(16, [0.1, 0.0])}}
+    halt = lambda a, c: dict(T_star=None if math.isnan(a) else 3, acc_star=a, conf_acc=c, conf_stop=1.0)
+    halting = {0: {8: halt(0.4, 0.0), 16: halt(float("nan"), 0.5)},
+               1: {8: halt(0.2, 1.0), 16: halt(float("nan"), 0.0)}}
+    r = extrapolation.easy_to_hard_results(curves, halting, (4, 8, 16), 4)
+    assert r["e2h_4x_length"] == 16 and r["e2h_4x_best_acc"] == 0.1              # the worst seed's best loop
+    assert r["best_acc_by_length"] == {"4": 0.95, "8": 0.45, "16": 0.3}          # means over seeds
+    assert r["halting_acc"]["8"] == 0.3 and math.isnan(r["halting_acc"]["16"])   # nan where the rule never applied
+    assert r["confidence_acc"] == {"8": 0.5, "16": 0.25}
+    assert r["chess_best_acc"] is None
+    assert extrapolation.easy_to_hard_results(curves, halting, (4, 8, 16), 4, [0.5, 0.25])["chess_best_acc"] == 0.375
+    # the ledger's precondition reads the best accuracy at n_train (0.95 >= 0.9: learned)
+    assert claims.verdict(claims.claim("e2h_4x_best_acc"), r["e2h_4x_best_acc"], True, r) == "not reproduced"
+
+
+# --- 09: the grid's rules -------------------------------------------------------------------------
+
+KEYS = [(recall, outer, "pre") for recall in ("none", "external", "internal") for outer in (False, True)]
+
+
+def test_configuration_labels_are_the_names_the_ledger_reads():
+    assert [fixedpoint.configuration_label(k) for k in KEYS] == [
+        "no recall, no outer norm", "no recall, outer norm", "external recall, no outer norm",
+        "external recall, outer norm", "internal recall, no outer norm", "internal recall, outer norm"]
+    assert fixedpoint.configuration_label(("internal", True, "peri")) == "internal recall, outer norm, peri-norm"
+
+
+def test_stability_rows_keep_one_summary_per_configuration_and_seed(monkeypatch):
+    monkeypatch.setattr(fixedpoint, "summary", lambda run, test_ns, long_factor, eval_count:
+                        dict(seed=run.config.seed, read=(tuple(test_ns), long_factor, eval_count)))
+    run = lambda seed: SimpleNamespace(config=SimpleNamespace(seed=seed))
+    rows = fixedpoint.stability_rows({KEYS[0]: [run(0), run(1)], KEYS[5]: [run(0)]}, (16, 32), 4, 64)
+    assert list(rows) == [(KEYS[0], 0), (KEYS[0], 1), (KEYS[5], 0)]
+    assert rows[(KEYS[5], 0)] == dict(key=KEYS[5], seed=0, read=((16, 32), 4, 64))
+
+
+def summary_row(key, seed, extrap, reached=1.0, rho=0.5, nearby=0.1, distinct=128):
+    return dict(key=key, seed=seed, n_train=16, in_acc=1.0, reach=Reachability(np.zeros(3), reached, 2.0),
+                dep=InputDependence(0.5, nearby, distinct, 128), rho=rho, grads={16: 1.0, 64: 2.0}, grad_growth=2.0,
+                extrap=extrap)
+
+
+@pytest.mark.parametrize("reached, rho, nearby, stable", [
+    (0.9, 0.99, 2e-3, True), (0.89, 0.99, 2e-3, False), (0.9, 1.0, 2e-3, False), (0.9, 0.99, 1e-3, False)])
+def test_stable_fixed_points_needs_all_three_axes(reached, rho, nearby, stable):
+    assert fixedpoint.stable_fixed_points(summary_row(KEYS[0], 0, {}, reached, rho, nearby)) is stable
+
+
+def test_comparison_length_is_the_longest_scoring_length_beyond_training():
+    ext = {16: {"a": 1.0, "b": 0.9}, 32: {"a": 0.05, "b": 0.0}, 64: {"a": 0.049, "b": 0.01}}
+    assert fixedpoint.comparison_length(ext, 16) == 32                 # 0.05 scores, 0.049 does not
+    assert fixedpoint.comparison_length({**ext, 64: {"a": 0.0, "b": 0.2}}, 16) == 64
+    assert fixedpoint.comparison_length({16: {"a": 1.0}, 32: {"a": 0.0}}, 16) is None   # n_train never counts
+    assert claims.SCORES is fixedpoint.SCORES                          # the ledger's gate uses the same threshold
+
+
+def grid_rows():
+    """Two seeds per configuration; at n = 32 internal/outer scores 0.3 (mean), external/outer 0.1, and
+    no recall without outer norm the most (0.5); at 64 nobody scores."""
+    at32 = {KEYS[0]: (0.5, 0.5), KEYS[1]: (0.2, 0.0), KEYS[2]: (0.0, 0.0), KEYS[3]: (0.1, 0.1),
+            KEYS[4]: (0.0, 0.02), KEYS[5]: (0.4, 0.2)}
+    rows = {}
+    for k in KEYS:
+        for seed in (0, 1):
+            stable_seed = k == KEYS[5] or (k == KEYS[0] and seed == 0)
+            rows[(k, seed)] = summary_row(k, seed, {16: 1.0, 32: at32[k][seed], 64: 0.0}, rho=0.5 if stable_seed else 1.5,
+                                          distinct=32 if k == KEYS[1] and seed == 0 else 128)
+    return rows
+
+
+def sudoku_rows():
+    arr = lambda best: np.array([0.0, best, best / 2])
+    out = {}
+    for recall, boards in (("external", (0.2, 0.1, 0.0)), ("internal", (0.4, 0.4, 0.2))):
+        for g, b in zip((34, 28, 24), boards):
+            out[(recall, 0, g)] = dict(cell=arr(0.5 + b), board=arr(b), T=2, best_board_loop=2)
+    return out
+
+
+def test_stability_results_on_a_hand_built_grid():
+    r = fixedpoint.stability_results(grid_rows(), sudoku_rows(), (16, 32, 64), (34, 28, 24))
+    assert r["compared_at_n"] == 32 and r["longest"] == 64
+    assert r["best_configuration"] == "no recall, no outer norm" and r["best_is_recall_outer"] is False
+    assert r["internal_minus_external"] == 0.2                               # 0.3 - 0.1
+    cfg = r["configurations"]
+    assert cfg["internal recall, outer norm"] == {"extrapolation": {"16": 1.0, "32": 0.3, "64": 0.0},
+                                                  "stable_fixed_points": 1.0}
+    assert cfg["no recall, no outer norm"]["stable_fixed_points"] == 0.5
+    assert r["no_recall_distinct_fraction"] == 0.625                          # (32/128 + 1) / 2
+    assert r["sudoku_board"]["internal, 28 givens"] == 0.4 and r["sudoku_blank_cells"]["external, 34 givens"] == 0.7
+    assert r["sudoku_internal_minus_external"] == 0.25                        # mean of (0.4 - 0.1, 0.2 - 0.0)
+    # the ledger: both recalls (with outer norm) score at the comparison length, so the claim is measured
+    assert claims.verdict(claims.claim("internal_minus_external"), r["internal_minus_external"], True, r) == "reproduced"
+
+
+def test_stability_results_rank_the_best_and_leave_a_tie_unmeasured():
+    rows = grid_rows()
+    rows[(KEYS[0], 0)]["extrap"][32] = 0.0                  # no recall drops to 0.25: internal/outer (0.3) is best
+    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))
+    assert r["best_configuration"] == "internal recall, outer norm" and r["best_is_recall_outer"] is True
+    for row in rows.values():                               # nobody scores beyond training: no ranking
+        row["extrap"][32] = 0.04
+    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))
+    assert r["compared_at_n"] is None and r["best_is_recall_outer"] is None and r["internal_minus_external"] is None
+    assert r["best_configuration"] is None
+    assert claims.verdict(claims.claim("best_is_recall_outer"), r["best_is_recall_outer"], True, r) == "not measured"
+
+
+# --- 09: sudoku read per loop ---------------------------------------------------------------------
+
+class SudokuOracle:
+    """Copies the givens (a blank reads as class 0, never a target) until loop `k`, then writes the
+    solution of every board it was told about: cells and boards all right from loop k on."""
+
+    def __init__(self, solutions: dict, k: int):
+        self.solutions, self.k = solutions, k
+
+    def eval(self):
+        return self
+
+    def __call__(self, tokens, T, all_loops=False, streaming=False):
+        labels = torch.stack([self.solutions[tuple(x.tolist())] for x in tokens]).clamp(min=0)
+        early = torch.nn.functional.one_hot(tokens.clamp(max=9), 10).float()
+        late = torch.nn.functional.one_hot(labels, 10).float()
+        return torch.stack([early if t + 1 < self.k else late for t in range(T)])
+
+
+def test_sudoku_readings_find_the_loop_an_oracle_solves_at():
+    from lib.tasks import sudoku_set
+    givens, count = (34, 24), 8
+    solutions = {}
+    for g in givens:                                        # the boards the reading must use: the tail probe seed's
+        tokens, labels = sudoku_set(g, count, probe_seed("tail", 0))
+        solutions.update({tuple(x.tolist()): y for x, y in zip(tokens, labels)})
+    run = fake_run(SudokuOracle(solutions, k=2), task="sudoku", n_train=81, curriculum_start=81, causal=False,
+                   T_train=3, eval_count=count)
+    rows = fixedpoint.sudoku_readings({"internal": [run]}, givens)
+    assert list(rows) == [("internal", 0, 34), ("internal", 0, 24)]
+    for r in rows.values():
+        assert r["board"].tolist() == [0, 1, 1, 1, 1, 1] and r["cell"].tolist() == [0, 1, 1, 1, 1, 1]   # 2 x T_train
+        assert r["best_board_loop"] == 2 and r["T"] == 3
+    assert fixedpoint.sudoku_best(rows, "internal", 24) == 1.0
+
+
+# --- the figures draw from the readings -------------------------------------------------------------
+
+def test_figures_draw_from_hand_built_readings():
+    import matplotlib
+    matplotlib.use("Agg")
+    from lib import plots
+    curves = {0: {4: loop_acc(4, [0, 1.0]), 8: loop_acc(8, [0, 0.6, 0.2])}}
+    assert len(plots.accuracy_per_iteration(curves, {0: 2}).axes) == 1
+    assert len(plots.fixed_point_grid(grid_rows(), fixedpoint.configuration_label).axes) == 2
+    assert len(plots.sudoku_loops(sudoku_rows()).axes) == 2
