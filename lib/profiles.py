@@ -8,6 +8,7 @@ parameter, the value and what is allowed.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 from .model import PRESETS
@@ -166,18 +167,28 @@ class ArchitecturePlan:
         return tuple(dict.fromkeys(self.tied + self.untied + self.tied_scan + self.untied_scan + self.untied_a5 + self.extra))
 
 
+@functools.lru_cache(maxsize=None)
+def _n_params(model_config) -> int:
+    """Parameter count of a model config. The count is affine in the number of distinct blocks, so it
+    is read off models of one and two blocks (an untied paper-size candidate has 16 big blocks, slow
+    to build and initialise hundreds of times while the widths are searched)."""
+    from .model import LoopedTransformer
+    one, two = (LoopedTransformer(replace(model_config, n_blocks=k)).n_params() for k in (1, 2))
+    return one + (model_config.n_blocks - 1) * (two - one)
+
+
 def matched_untied(cfg: RunConfig) -> RunConfig:
     """The untied control for a tied config: the same depth (n_layers * T_train layer applications, now
     each its own layer) and about the same parameter count, matched by shrinking the width to the
     multiple of n_heads whose parameter count is closest to the tied model's."""
-    from .model import LoopedTransformer
-    target = LoopedTransformer(cfg.model_config()).n_params()
+    target = _n_params(cfg.model_config())
     best = None
-    for d in range(cfg.n_heads, cfg.d_model + 1, cfg.n_heads):
+    # rotary positions rotate pairs of coordinates: a width whose head width is odd is no candidate
+    # (checked before the config is built, which would refuse it)
+    step = 2 * cfg.n_heads if cfg.pos == "rotary" else cfg.n_heads
+    for d in range(step, cfg.d_model + 1, step):
         c = replace(cfg, tied=False, d_model=d)
-        if c.pos == "rotary" and (d // c.n_heads) % 2:
-            continue
-        gap = abs(LoopedTransformer(c.model_config()).n_params() - target)
+        gap = abs(_n_params(c.model_config()) - target)
         if best is None or gap < best[0]:
             best = (gap, c)
     return best[1]
