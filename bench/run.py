@@ -1,12 +1,14 @@
 """Benchmarks (not tests): each prints its figures and writes bench/results/<machine>.json.
 
     OMP_NUM_THREADS=2 .venv/bin/python bench/run.py [--quick]
+    OMP_NUM_THREADS=1 .venv/bin/python bench/run.py --population-only [--update [--note TEXT]]   (section 3 alone)
 
 1. fp32 matmul peak (GFLOP/s) at the thread count in use.
 2. Training throughput of our LoopedTransformer against a reference built from
    torch.nn.TransformerEncoderLayer(norm_first=True) looped T times (same sizes, same optimiser),
    timed interleaved in the same process; tokens/s, achieved GFLOP/s and the ratio.
-3. Population: P seeds as one batched program against P sequential single-seed steps.
+3. Population: P seeds as one batched step against P sequential single-run steps; both sides are
+   `train.train_step` (the one training step), with and without the model's population axis.
 4. Instrument cost as multiples of one plain forward at T_max: tau (all positions and loops),
    the damage-cone grid, the tail metrics.
 5. End-to-end: the quick notebook suite from cached runs (python -m lib.run_all), and the sum of
@@ -33,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lib import tasks  # noqa: E402
 from lib.instruments import head, patching, tail  # noqa: E402
 from lib.model import LoopConfig, LoopedTransformer  # noqa: E402
-from lib.population import StackedAdamW, StackedLoopedTransformer  # noqa: E402
+from lib.population import StackedAdamW  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -120,26 +122,32 @@ def throughput(size: str, n: int, T: int, B: int, repeat: int) -> dict:
 
 
 def population(P: int, n: int, T: int, B: int, repeat: int) -> dict:
-    task = tasks.make_task("S4")
-    cfg = LoopConfig(vocab_size=task.vocab_size, n_classes=task.n_classes, n_layers=2, d_model=64, n_heads=4)
-    models = [LoopedTransformer(cfg) for _ in range(P)]
-    tokens, labels = task.sample(B, n, torch.Generator().manual_seed(0))
-    singles = [step_fn(m, tokens, labels, T) for m in models]
-    stacked = StackedLoopedTransformer(models)
-    opt = StackedAdamW(stacked.params, [p.dim() == 2 for p in stacked.params])
-    tok_p, lab_p = tokens.expand(P, -1, -1).contiguous(), labels.expand(P, -1, -1).contiguous()
+    """One population step of P seeds against P single-run steps, both `train.train_step` (forward,
+    loss, finite check, backward, clipping per seed, AdamW, each run's bookkeeping), the population
+    on `LoopedTransformer.stack` of the same P models; timed interleaved."""
+    from lib.config import RunConfig
+    from lib.train import Batch, RunProgress, decays, train_step
+    cfg = RunConfig(task="S4", n_train=n, T_train=T, n_layers=2, d_model=64, n_heads=4, batch=B, curriculum_start=n,
+                    max_steps=10 ** 9)
+    models = [LoopedTransformer(cfg.model_config()) for _ in range(P)]
+    tokens, labels = cfg.task_obj().sample(B, n, torch.Generator().manual_seed(0))
+    batch = Batch(n, tokens, labels, T, T)
+    singles = [(m, torch.optim.AdamW(m.parameters(), lr=cfg.lr, betas=(0.9, 0.98)), RunProgress(cfg)) for m in models]
+    stacked = LoopedTransformer.stack(models)
+    opt = StackedAdamW(stacked.parameters(), [decays(k, p) for k, p in models[0].named_parameters()],
+                       weight_decay=cfg.weight_decay)
+    runs = [RunProgress(cfg) for _ in range(P)]
 
-    def pop_step():
-        logits = stacked(tok_p, T)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), lab_p.reshape(-1), ignore_index=-100) * P
-        for w in stacked.params:
-            w.grad = None
-        loss.backward()
-        opt.step(torch.full((P,), 1e-4))
-    t_seq = timeit(lambda: [s() for s in singles], repeat)
-    t_pop = timeit(pop_step, repeat)
-    return {"P": P, "n": n, "T": T, "batch": B, "model": "2 layers d=64", "sequential_s": t_seq, "population_s": t_pop,
-            "speedup": t_seq / t_pop}
+    def sequential():
+        for m, o, r in singles:
+            train_step(m, o, [r], [batch])
+    t_seq, t_pop = [], []
+    for i in range(repeat):                         # interleaved, so drifting machine speed hits both
+        t_seq.append(timeit(sequential, 1, warmup=1 if i == 0 else 0))
+        t_pop.append(timeit(lambda: train_step(stacked, opt, runs, [batch] * P), 1, warmup=1 if i == 0 else 0))
+    a, b = statistics.median(t_seq), statistics.median(t_pop)
+    return {"P": P, "n": n, "T": T, "batch": B, "model": "2 layers d=64", "sequential_s": a, "population_s": b,
+            "speedup": a / b, "harness": "train.train_step, interleaved", "date": time.strftime("%Y-%m-%d %H:%M")}
 
 
 @torch.no_grad()
@@ -182,9 +190,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
     ap.add_argument("--skip-e2e", action="store_true")
+    ap.add_argument("--population-only", action="store_true", help="only the population section: measure and print it")
+    ap.add_argument("--update", action="store_true", help="with --population-only: also replace the population figures "
+                                                          "in this machine's results file and README.md")
+    ap.add_argument("--note", default="", help="with --update: a remark kept with the figures (e.g. what else ran)")
     a = ap.parse_args(argv)
     threads = torch.get_num_threads()
     repeat = 3 if a.quick else 7
+    if a.population_only:
+        return population_only(repeat, (8,) if a.quick else (8, 16), a.note, a.update)
     out = {"machine": f"{platform.machine()} {os.cpu_count()} cpu", "host": socket.gethostname(), "threads": threads,
            "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M")}
     out["matmul"] = matmul_peak()
@@ -205,10 +219,33 @@ def main(argv=None):
         out["end_to_end"] = end_to_end()
         print(json.dumps(out["end_to_end"]), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    name = f"cpu-{os.cpu_count()}core-{threads}thread" if not torch.cuda.is_available() else "gpu-" + torch.cuda.get_device_name(0).replace(" ", "_")
-    path = RESULTS / f"{name}.json"
+    path = results_path(threads)
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path}")
+    write_readme()
+
+
+def results_path(threads: int) -> Path:
+    name = f"cpu-{os.cpu_count()}core-{threads}thread" if not torch.cuda.is_available() else "gpu-" + torch.cuda.get_device_name(0).replace(" ", "_")
+    return RESULTS / f"{name}.json"
+
+
+def population_only(repeat: int, sizes, note: str, update: bool) -> None:
+    """Re-measure the population section alone; `update`: put it into this machine's results file."""
+    rows = [population(P, 8, 8, 128, repeat) for P in sizes]
+    for r in rows:
+        r["note"] = note
+        print(json.dumps(r), flush=True)
+    if not update:
+        return
+    path = results_path(torch.get_num_threads())
+    if not path.exists():
+        print(f"no {path} to update (run the whole bench first)")
+        return
+    out = json.loads(path.read_text())
+    out["population"] = rows
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"updated the population figures in {path}")
     write_readme()
 
 
@@ -257,6 +294,11 @@ def write_readme() -> None:
         for p in r["population"]:
             lines.append(f"| {p['P']} seeds | {p['model']} | {p['n']}, {p['T']} | {p['sequential_s']:.3f} | "
                          f"{p['population_s']:.3f} | {p['speedup']:.2f}x |")
+        remeasured = [p for p in r["population"] if p.get("date")]
+        if remeasured:
+            p = remeasured[0]
+            lines += ["", f"Population figures re-measured {p['date']} (`--population-only`; both sides "
+                      f"{p['harness']}){': ' + p['note'] if p.get('note') else ''}."]
         i = r["instruments"]
         lines += ["", f"Instrument cost at n={i['n']}, T_max={i['T_max']}, {i['inputs']} inputs, as multiples of one "
                   f"plain forward ({i['plain_forward_s'] * 1e3:.1f} ms): tau {i['tau_x_forward']:.2f}x; damage-cone grid "

@@ -19,6 +19,13 @@ Controls for the architecture-prior study (Paper A §6.2, App. D):
 
 causal=False: bidirectional attention (every position sees every other), for sudoku only.
 
+Population axis: `LoopedTransformer.stack(models)` makes ONE model out of P models of one config,
+every parameter stacked on a leading axis (P, ...) under its usual name. The same `forward` /
+`step` / `Layer` code then runs all P at once: each linear map becomes one batched product
+(`baddbmm`), each norm one call, attention one call over P*B sequences (`population.py` trains seeds
+this way). A single model has no axis (population None) and calls its nn.Linear / nn.LayerNorm /
+nn.Embedding modules exactly as before, so a single run's numbers do not depend on this feature.
+
 Paper B's knobs (recall = input injection; notebook 09):
   injection "none"      no recall: the input enters only as the initial state h^0 = e
             "add"       external recall: e added to the state at the block's entry (Paper A's injection)
@@ -33,6 +40,7 @@ Paper B's knobs (recall = input injection; notebook 09):
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -123,6 +131,25 @@ def rotary(x: torch.Tensor) -> torch.Tensor:
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2).to(x.dtype)
 
 
+def linear(mod: nn.Linear, x: torch.Tensor, population: int | None) -> torch.Tensor:
+    """mod(x); with a population axis (mod's weight (P, out, in), x (P, ..., in)) one batched product."""
+    if population is None:
+        return mod(x)
+    w, b = mod.weight, mod.bias
+    x3 = x.reshape(population, -1, x.shape[-1])
+    y = torch.bmm(x3, w.transpose(1, 2)) if b is None else torch.baddbmm(b.unsqueeze(1), x3, w.transpose(1, 2))
+    return y.view(*x.shape[:-1], w.shape[1])
+
+
+def layer_norm(mod: nn.LayerNorm, x: torch.Tensor, population: int | None) -> torch.Tensor:
+    """mod(x); with a population axis (mod's weight and bias (P, d), x (P, ..., d)) each seed's affine map."""
+    if population is None:
+        return mod(x)
+    shape = (population,) + (1,) * (x.dim() - 2) + (x.shape[-1],)
+    y = F.layer_norm(x, x.shape[-1:], eps=mod.eps)
+    return y * mod.weight.view(shape) + mod.bias.view(shape)
+
+
 class Layer(nn.Module):
     """One transformer layer: attention then a GELU MLP, each a residual branch; by default pre-norm,
     x + Attn(LN(x)), then x + MLP(LN(x)) (other placements: see the module docstring)."""
@@ -142,30 +169,39 @@ class Layer(nn.Module):
         self.mlp_out = nn.Linear(cfg.mlp_ratio * d, d)
         if cfg.norm == "peri":
             self.ln_attn_out, self.ln_mlp_out = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.population: int | None = None     # P when the parameters carry a population axis (see `stack`)
+
+    def lin(self, mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+        return linear(mod, x, self.population)
+
+    def ln(self, mod: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
+        return layer_norm(mod, x, self.population)
 
     def attend(self, x: torch.Tensor) -> torch.Tensor:
-        B, N, D = x.shape
-        q, k, v = self.qkv(x).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        """x (B, N, D), or (P, B, N, D) with a population axis: P*B sequences in one attention call."""
+        N, D = x.shape[-2:]
+        q, k, v = self.lin(self.qkv, x).view(-1, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
         if self.rotary:
             q, k = rotary(q), rotary(k)
         a = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)   # fused kernel, causal by default
-        return self.attn_out(a.transpose(1, 2).reshape(B, N, D))
+        return self.lin(self.attn_out, a.transpose(1, 2).reshape(x.shape))
 
     def mlp(self, x: torch.Tensor) -> torch.Tensor:
         # exact (erf) GELU: on this torch build it is ~2x faster forward+backward than the tanh form
-        return self.mlp_out(F.gelu(self.mlp_in(x)))
+        return self.lin(self.mlp_out, F.gelu(self.lin(self.mlp_in, x)))
 
     def forward(self, x: torch.Tensor, recall: torch.Tensor | None = None) -> torch.Tensor:
         """recall: the input embedding for internal recall (added to each sublayer's normalised input)."""
         r = (lambda y: y) if recall is None else (lambda y: y + recall)
+        ln = self.ln
         if self.norm == "pre":
-            x = x + self.attend(r(self.ln_attn(x)))
-            return x + self.mlp(r(self.ln_mlp(x)))
+            x = x + self.attend(r(ln(self.ln_attn, x)))
+            return x + self.mlp(r(ln(self.ln_mlp, x)))
         if self.norm == "peri":
-            x = x + self.ln_attn_out(self.attend(r(self.ln_attn(x))))
-            return x + self.ln_mlp_out(self.mlp(r(self.ln_mlp(x))))
-        x = self.ln_attn(x + self.attend(r(x)))                               # post-norm
-        return self.ln_mlp(x + self.mlp(r(x)))
+            x = x + ln(self.ln_attn_out, self.attend(r(ln(self.ln_attn, x))))
+            return x + ln(self.ln_mlp_out, self.mlp(r(ln(self.ln_mlp, x))))
+        x = ln(self.ln_attn, x + self.attend(r(x)))                               # post-norm
+        return ln(self.ln_mlp, x + self.mlp(r(x)))
 
 
 def reveal_loops(N: int, device=None) -> torch.Tensor:
@@ -193,7 +229,32 @@ class LoopedTransformer(nn.Module):
             self.ln_outer = nn.LayerNorm(d)
         self.ln_out = nn.LayerNorm(d)
         self.readout = nn.Linear(d, cfg.n_classes)
+        self.population: int | None = None     # P when the parameters carry a population axis (see `stack`)
         self._init_weights()
+
+    @classmethod
+    def stack(cls, models: list["LoopedTransformer"]) -> "LoopedTransformer":
+        """P models of one config as one model with a population axis: every parameter becomes the
+        (P, ...) stack of the models' parameters under the same name. Draws no random numbers.
+        Inputs gain the axis too (tokens (P, B, N)); see `forward`."""
+        if not models or any(m.cfg != models[0].cfg or m.population is not None for m in models):
+            raise ValueError("models: stack needs single models (no population axis) of one config")
+        out = copy.deepcopy(models[0])
+        params = [dict(m.named_parameters()) for m in models]
+        for prefix, mod in out.named_modules():
+            for name, _ in list(mod.named_parameters(recurse=False)):
+                full = f"{prefix}.{name}" if prefix else name
+                setattr(mod, name, nn.Parameter(torch.stack([p[full].detach() for p in params])))
+        for mod in out.modules():
+            if isinstance(mod, (Layer, LoopedTransformer)):
+                mod.population = len(models)
+        return out
+
+    def unstack(self, p: int) -> dict:
+        """Seed p's weights as a single model's state dict (a copy)."""
+        if self.population is None:
+            raise ValueError("unstack: this model has no population axis")
+        return {k: v[p].detach().clone() for k, v in self.state_dict().items()}
 
     def _init_weights(self):
         for name, p in self.named_parameters():
@@ -215,7 +276,7 @@ class LoopedTransformer(nn.Module):
         if self.cfg.injection == "add":
             return h + e
         if self.cfg.injection == "adapter":
-            return self.adapter(torch.cat([h, e], dim=-1))
+            return linear(self.adapter, torch.cat([h, e], dim=-1), self.population)
         return h
 
     @property
@@ -224,14 +285,20 @@ class LoopedTransformer(nn.Module):
 
     def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
         """e = token embedding (+ positional encoding when pos is "learned" or "scan")."""
-        e = self.embed(tokens)
-        N = tokens.shape[1]
+        P, N = self.population, tokens.shape[-1]
+        if P is None:
+            e = self.embed(tokens)
+        else:                                     # tokens (P, B, N): seed p's rows of seed p's table
+            e = self.embed.weight[torch.arange(P, device=tokens.device)[:, None, None], tokens]
         if self.cfg.pos in ("learned", "scan") and N > self.cfg.max_len:
             raise ValueError(f"tokens: length {N} exceeds max_len={self.cfg.max_len} of the {self.cfg.pos!r} encoding")
         if self.cfg.pos == "learned":
-            e = e + self.embed_pos.weight[:N]
+            e = e + (self.embed_pos.weight[:N] if P is None else self.embed_pos.weight[:, None, :N])
         elif self.cfg.pos == "scan":
-            e = e + self.scan_proj(self.scan_features[:N])
+            if P is None:
+                e = e + self.scan_proj(self.scan_features[:N])
+            else:
+                e = e + linear(self.scan_proj, self.scan_features[:N].expand(P, -1, -1), P)[:, None]
         return e
 
     def step(self, h: torch.Tensor, e: torch.Tensor, loop: int = 0) -> torch.Tensor:
@@ -242,10 +309,11 @@ class LoopedTransformer(nn.Module):
         recall = e if self.cfg.injection == "internal" else None
         for layer in layers:
             x = layer(x, recall)
-        return self.ln_outer(x) if self.cfg.outer_norm else x
+        return layer_norm(self.ln_outer, x, self.population) if self.cfg.outer_norm else x
 
     def decode(self, h: torch.Tensor) -> torch.Tensor:
-        return self.readout(self.ln_out(h))
+        P = self.population
+        return linear(self.readout, layer_norm(self.ln_out, h, P), P)
 
     def forward(self, tokens: torch.Tensor, T: int, all_loops: bool = False, return_states: bool = False,
                 streaming: bool = False, hook=None, h0: torch.Tensor | None = None):
@@ -260,7 +328,19 @@ class LoopedTransformer(nn.Module):
                          "embedded and attendable only from loop i-1 on" needs no extra mask.
         hook(t, h) -> h: called on the state after loop t (1-indexed); used for activation patching.
         h0:              initial state instead of the embedding (path-independence tests).
+
+        With a population axis (`stack`): tokens (P, B, N) and every output gains a leading P
+        ((P, B, N, C); all_loops (P, T, B, N, C)). T may then also be one count per seed: all seeds
+        run max(T) loops and seed p's state stays as it is after its own T[p] (its later entries
+        under all_loops repeat that state), so each seed gets exactly its own T-loop result.
         """
+        P, until = self.population, None
+        if P is not None and isinstance(T, (list, tuple)):
+            if len(T) != P or not all(isinstance(t, int) and t >= 1 for t in T):
+                raise ValueError(f"T: a population of {P} needs one integer >= 1 per seed, got {T!r}")
+            if len(set(T)) > 1:
+                until = torch.tensor(T, device=tokens.device).view(P, 1, 1, 1)
+            T = max(T)
         if not isinstance(T, int) or T < 1:
             raise ValueError(f"T: number of loops must be an integer >= 1, got {T!r}")
         if not self.tied and T > self.cfg.n_blocks:
@@ -270,21 +350,25 @@ class LoopedTransformer(nn.Module):
         e = self.embed_tokens(tokens)
         h, states = (e if h0 is None else h0), []
         if streaming:
-            start = reveal_loops(tokens.shape[1], tokens.device)
+            start = reveal_loops(tokens.shape[-1], tokens.device)
         for t in range(T):
+            before = h
             h = self.step(h, e, t)
             if streaming:
                 waiting = (start > t)[None, :, None]              # positions not yet revealed after loop t
                 h = torch.where(waiting, e, h)
+            if until is not None:
+                h = torch.where(until > t, h, before)             # seeds past their own T keep their state
             if hook is not None:
                 h = hook(t + 1, h)
             if all_loops or return_states:
                 states.append(h)
+        loop_axis = 0 if P is None else 1
         if all_loops:
-            logits = self.decode(torch.stack(states))     # one readout call for every loop
+            logits = self.decode(torch.stack(states, loop_axis))     # one readout call for every loop
         else:
             logits = self.decode(h)
-        return (logits, torch.stack(states)) if return_states else logits
+        return (logits, torch.stack(states, loop_axis)) if return_states else logits
 
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters())

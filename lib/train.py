@@ -10,12 +10,16 @@ averaged over the loops past the budget (`loss_loops="tail"`); gradient clipping
 a length curriculum with promotion on accuracy. When the curriculum has reached n_train and the
 windowed last-position accuracy reaches `final_acc`, the run "polishes": the learning rate decays
 linearly to 0 over `polish_steps` and training stops. `max_steps` bounds everything.
+
+`train_step` is the one training step: `train` takes it for one run, population training
+(`population.py`) for P seeds at once on the model's population axis.
 """
 from __future__ import annotations
 
 import contextlib
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -26,13 +30,18 @@ from .curriculum import LengthCurriculum, draw_length
 from .model import LoopedTransformer
 from .paths import atomic_write
 
-class Diverged(FloatingPointError):
-    """The loss became NaN or inf: training stops at once and says where it can restart from."""
 
-    def __init__(self, step: int, loss: float, last_finite_loss: float, checkpoint: Path | None):
+class Diverged(FloatingPointError):
+    """The loss became NaN or inf: training stops at once and says where it can restart from.
+    seed: in population training, the seed whose loss it was (None for a single run)."""
+
+    def __init__(self, step: int, loss: float, last_finite_loss: float, checkpoint: Path | None,
+                 seed: int | None = None):
         self.step, self.loss, self.last_finite_loss, self.checkpoint = step, loss, last_finite_loss, checkpoint
+        self.seed = seed
         where = f"last good checkpoint: {checkpoint}" if checkpoint else "no checkpoint written yet"
-        super().__init__(f"training diverged: loss {loss} at step {step} (last finite loss {last_finite_loss:.4g}); "
+        who = "" if seed is None else f"seed {seed}: "
+        super().__init__(f"training diverged: {who}loss {loss} at step {step} (last finite loss {last_finite_loss:.4g}); "
                          f"{where}")
 
 
@@ -117,6 +126,7 @@ class RunProgress:
                                                      cfg.promote_acc, cfg.first_acc)
         self.step, self.polish_start, self.log, self.window_loss = 0, None, [], []
         self.plateau_at = None           # step at which a deadlock plateau stopped the run (plateau_stop > 0)
+        self.last_finite_loss = float("nan")   # for `Diverged`'s message; not checkpointed
 
     @property
     def finished(self) -> bool:
@@ -181,6 +191,115 @@ def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: flo
     return bool(before and inside) and min(inside) > (1.0 - min_gain) * min(before)
 
 
+class Batch(NamedTuple):
+    """One run's training batch: words of length n (tokens and labels (B, n + 1), BOS included) and
+    the loops the schedule gives them (T_min the schedule's count, T what the batch runs)."""
+    n: int
+    tokens: torch.Tensor
+    labels: torch.Tensor
+    T_min: int
+    T: int
+
+
+def draw_batch(cfg: RunConfig, run: RunProgress, task: tasks_mod.Task, generator: torch.Generator) -> Batch:
+    """The next batch of a run's data stream: its length, words and loop counts, drawn from `generator`
+    in this order (the order every stored run was trained with)."""
+    n = draw_length(cfg.lengths, run.curriculum.length, generator, min_len=cfg.curriculum_start)
+    tokens, labels = task.sample(cfg.batch, n, generator)
+    T_min, T = loops_for(cfg, n, generator)
+    return Batch(n, tokens, labels, T_min, T)
+
+
+def _inputs(batches: list[Batch], population: int | None, causal: bool, device: torch.device):
+    """The model's input: one batch as it is, or P batches stacked (P, B, N) with shorter words padded
+    at the end (token 0, ignored labels); causal attention keeps the padding invisible to real positions."""
+    if population is None:
+        (b,) = batches
+        return b.tokens.to(device, non_blocking=True), b.labels.to(device, non_blocking=True)
+    N = max(b.tokens.shape[1] for b in batches)
+    if not causal and any(b.tokens.shape[1] != N for b in batches):
+        raise ValueError("lengths: bidirectional attention would see the padding; a population with causal=False "
+                         "needs one length for all seeds")
+    tokens = torch.stack([F.pad(b.tokens, (0, N - b.tokens.shape[1]), value=0) for b in batches])
+    labels = torch.stack([F.pad(b.labels, (0, N - b.labels.shape[1]), value=tasks_mod.IGNORE) for b in batches])
+    return tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+
+
+def clip_per_seed(params, max_norm: float) -> None:
+    """clip_grad_norm_ for each seed of stacked parameters (leading population axis) on its own."""
+    params = [p for p in params if p.grad is not None]
+    norms = torch.sqrt(sum(p.grad.pow(2).flatten(1).sum(1) for p in params))
+    scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+    for p in params:
+        p.grad.mul_(scale.view((-1,) + (1,) * (p.dim() - 1)))
+
+
+def train_step(model: LoopedTransformer, opt, runs: list[RunProgress], batches: list[Batch], forward=None,
+               checkpoint: Path | None = None) -> list[float | None]:
+    """THE training step, of a single run or of a population of seeds of one config.
+
+    Single run: `model` without population axis, `opt` a torch optimiser, one run and one batch.
+    Population: `model` from `LoopedTransformer.stack` (P seeds), `opt` a per-seed optimiser
+    (`population.StackedAdamW`: step(lr) with one learning rate per seed), one RunProgress and one
+    batch per seed; a finished seed is frozen (learning rate 0, no check, no bookkeeping).
+
+    forward (`forward`, e.g. the compiled model, else `model`) -> each seed's loss (`loop_loss`) ->
+    finite check (`Diverged`, naming the seed in a population and `checkpoint` if written) ->
+    backward -> gradient clipping per seed (`clip_grad_norm_` for a single run) -> optimiser step at
+    each seed's learning rate -> each run's bookkeeping (`RunProgress.after_step`).
+    Returns each seed's loss (None for a finished seed)."""
+    forward = model if forward is None else forward
+    P = model.population
+    cfg = runs[0].cfg
+    active = [not r.finished for r in runs]
+    lrs = [r.lr() if a else 0.0 for r, a in zip(runs, active)]
+    device = next(model.parameters()).device
+    tokens, labels = _inputs(batches, P, cfg.causal, device)
+    tail = cfg.loss_loops == "tail"
+    seed_T = [b.T for b in batches]
+
+    def seed(x: torch.Tensor, i: int) -> torch.Tensor:
+        return x if P is None else x[i]
+
+    with autocast(device):
+        logits = forward(tokens, seed_T[0] if P is None else seed_T, streaming=cfg.streaming, all_loops=tail)
+        # a population's tail logits run to the largest T; seed i's own loops are the first T_i
+        losses = [loop_loss(seed(logits, i) if P is None or not tail else logits[i, :b.T], seed(labels, i),
+                            b.T_min, cfg.loss_loops) for i, b in enumerate(batches)]
+    for run, loss, a in zip(runs, losses, active):
+        if not a:
+            continue
+        if not torch.isfinite(loss):
+            raise Diverged(run.step, loss.item(), run.last_finite_loss,
+                           checkpoint if checkpoint is not None and checkpoint.exists() else None,
+                           seed=None if P is None else run.cfg.seed)
+        run.last_finite_loss = loss.item()
+    model.zero_grad(set_to_none=True)
+    (losses[0] if P is None else torch.stack(losses).sum()).backward()   # seeds own disjoint slices
+    if P is None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+        for g in opt.param_groups:
+            g["lr"] = lrs[0]
+        opt.step()
+    else:
+        clip_per_seed(model.parameters(), cfg.clip)
+        opt.step(torch.tensor(lrs, device=device))
+    out = []
+    with torch.no_grad():
+        for i, (run, b, loss, a) in enumerate(zip(runs, batches, losses, active)):
+            if not a:
+                out.append(None)
+                continue
+            final = seed(logits, i)
+            if tail:
+                final = final[b.T - 1]                  # the logits after the batch's own last loop
+            last = b.tokens.shape[1] - 1                # the batch's last position (padding lies beyond)
+            acc = (final[:, last].argmax(-1) == seed(labels, i)[:, last]).float().mean().item()
+            out.append(loss.item())
+            run.after_step(out[-1], acc, b.n)
+    return out
+
+
 def autocast(device: torch.device):
     """bf16 autocast on a GPU (matmuls and attention in bf16, reductions in fp32); plain fp32 on CPU."""
     if device.type == "cuda":
@@ -213,7 +332,6 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
     data_gen = torch.Generator().manual_seed(cfg.seed)
     run = RunProgress(cfg)
-    last_finite_loss = float("nan")
     if ckpt_path is not None and ckpt_path.exists():
         state = torch.load(ckpt_path, weights_only=True, map_location="cpu")   # RNG states must stay on the CPU
         try:
@@ -231,30 +349,10 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
         bar.update(run.step)
     model.train()
     while not run.finished:
-        n = draw_length(cfg.lengths, run.curriculum.length, data_gen, min_len=cfg.curriculum_start)
-        tokens, labels = (x.to(device, non_blocking=True) for x in task.sample(cfg.batch, n, data_gen))
-        T_min, T = loops_for(cfg, n, data_gen)
-        for g in opt.param_groups:
-            g["lr"] = run.lr()
-        with autocast(device):
-            logits = forward(tokens, T, streaming=cfg.streaming, all_loops=cfg.loss_loops == "tail")
-            loss = loop_loss(logits, labels, T_min, cfg.loss_loops)
-        if cfg.loss_loops == "tail":
-            logits = logits[-1]
-        if not torch.isfinite(loss):
-            raise Diverged(run.step, loss.item(), last_finite_loss,
-                           ckpt_path if ckpt_path is not None and ckpt_path.exists() else None)
-        last_finite_loss = loss.item()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-        opt.step()
-        with torch.no_grad():
-            last_acc = (logits[:, -1].argmax(-1) == labels[:, -1]).float().mean().item()
-        run.after_step(loss.item(), last_acc, n)
+        (loss,) = train_step(model, opt, [run], [draw_batch(cfg, run, task, data_gen)], forward, ckpt_path)
         if bar is not None:
             bar.update(1)
-            bar.set_postfix(length=run.curriculum.length, loss=f"{loss.item():.3f}")
+            bar.set_postfix(length=run.curriculum.length, loss=f"{loss:.3f}")
         if ckpt_path is not None and run.step % cfg.checkpoint_every == 0:
             _save_checkpoint(ckpt_path, model, opt, data_gen, run)
     if bar is not None:

@@ -92,3 +92,45 @@ def test_bidirectional_attention_lets_early_positions_see_later_tokens():
         m(x, 9, streaming=True)
     with pytest.raises(ValueError, match="causal"):
         LoopConfig(vocab_size=5, n_classes=4, causal=1)
+
+
+# --- population axis: P models of one config as one model (LoopedTransformer.stack) ---------------
+CONTROLS = [dict(), dict(injection="add"), dict(injection="none"), dict(injection="internal"), dict(n_blocks=4),
+            dict(pos="learned"), dict(pos="rotary"), dict(pos="scan", max_len=32), dict(norm="peri"),
+            dict(norm="post"), dict(outer_norm=True), dict(causal=False)]
+
+
+@pytest.mark.parametrize("kw", CONTROLS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
+def test_stacked_model_runs_each_seed_as_its_single_model(kw):
+    cfg = LoopConfig(vocab_size=7, n_classes=6, n_layers=2, d_model=16, n_heads=2, **kw)
+    models = []
+    for s in range(3):
+        torch.manual_seed(s)
+        models.append(LoopedTransformer(cfg).eval())
+    rng = torch.get_rng_state()
+    stacked = LoopedTransformer.stack(models)
+    assert torch.equal(torch.get_rng_state(), rng)                     # stacking draws nothing
+    assert [k for k, _ in stacked.named_parameters()] == [k for k, _ in models[0].named_parameters()]
+    x = torch.randint(0, 7, (3, 5, 7))
+    close = dict(atol=1e-5, rtol=1e-5)
+    out, states = stacked(x, 4, all_loops=True, return_states=True)
+    assert out.shape == (3, 4, 5, 7, 6) and states.shape == (3, 4, 5, 7, 16)
+    Ts = [2, 4, 3]                                                     # one loop count per seed
+    own = stacked(x, Ts)
+    streams = [dict(streaming=False)] + ([dict(streaming=True)] if cfg.causal else [])
+    for p, m in enumerate(models):
+        torch.testing.assert_close(out[p], m(x[p], 4, all_loops=True), **close)
+        torch.testing.assert_close(own[p], m(x[p], Ts[p]), **close)
+        for kw_s in streams:
+            torch.testing.assert_close(stacked(x, Ts, **kw_s)[p], m(x[p], Ts[p], **kw_s), **close)
+    with pytest.raises(ValueError, match="T: "):
+        stacked(x, [2, 3])
+
+
+def test_single_model_has_no_population_axis():
+    m = make()
+    assert m.population is None and all(layer.population is None for layer in m.block)
+    with pytest.raises(ValueError, match="unstack"):
+        m.unstack(0)
+    with pytest.raises(ValueError, match="models"):
+        LoopedTransformer.stack([m, make(injection="add")])

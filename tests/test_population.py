@@ -4,25 +4,28 @@ from dataclasses import replace
 import pytest
 import torch
 
-from lib.population import StackedLoopedTransformer, train_population
+from lib import population
+from lib.population import train_population
 from lib.config import RunConfig
-from lib.train import train
+from lib.model import LoopedTransformer
+from lib.train import Diverged, train
 
 BASE = RunConfig(experiment="pop", task="S3", n_train=4, T_train=3, n_layers=2, d_model=16, n_heads=2,
                  batch=16, max_steps=40, warmup=5, eval_count=64, curriculum_start=2, promote_acc=0.3, first_acc=0.3)
 
 
 def test_stacked_forward_equals_single_models():
-    from lib.model import LoopedTransformer
     models = []
     for s in range(3):
         torch.manual_seed(s)
         models.append(LoopedTransformer(BASE.model_config()).eval())
-    stacked = StackedLoopedTransformer(models)
+    stacked = LoopedTransformer.stack(models)
     tokens = torch.randint(0, 6, (3, 5, 7))
     out = stacked(tokens, 4)
     for p, m in enumerate(models):
         torch.testing.assert_close(out[p], m(tokens[p], 4), atol=1e-5, rtol=1e-5)
+        assert stacked.unstack(p).keys() == m.state_dict().keys()
+        assert all(torch.equal(v, m.state_dict()[k]) for k, v in stacked.unstack(p).items())
 
 
 @pytest.mark.parametrize("schedule", ["fixed", "streaming"])
@@ -38,6 +41,58 @@ def test_population_matches_single_runs(schedule):
             torch.testing.assert_close(model.state_dict()[k], v, atol=2e-4, rtol=1e-3, msg=k)
 
 
+@pytest.mark.parametrize("changes", [
+    dict(tied=False, pos="learned", norm="peri", outer_norm=True, injection="internal"),   # untied: T_train blocks
+    dict(pos="rotary", norm="post", injection="add"),
+    dict(pos="scan", injection="none"),
+    # lengths drawn per seed after the first promotion (step 20): padded batches, one loop count per seed
+    dict(schedule="proportional", loss_loops="tail", lengths="uniform", first_acc=0.05, promote_acc=0.05, max_steps=45),
+    dict(schedule="streaming", T_train=6, lengths="uniform", first_acc=0.05, promote_acc=0.05, max_steps=45),
+    dict(causal=False, curriculum_start=4),                                  # bidirectional, one length
+])
+def test_every_batchable_config_matches_single_runs(changes):
+    cfgs = [replace(BASE, **{"seed": s, "max_steps": 30, **changes}) for s in (0, 1)]
+    assert population.supports(cfgs[0])
+    pop = train_population(cfgs)
+    for cfg, (model, metrics) in zip(cfgs, pop):
+        alone, m_alone = train(cfg)
+        assert metrics["steps"] == m_alone["steps"] and metrics["promotions"] == m_alone["promotions"]
+        for k, v in alone.state_dict().items():
+            torch.testing.assert_close(model.state_dict()[k], v, atol=2e-4, rtol=1e-3, msg=k)
+
+
+def test_warm_started_population_matches_single_runs():
+    parent = LoopedTransformer(BASE.model_config()).state_dict()
+    cfgs = [replace(BASE, seed=s, max_steps=20, init_from="pop/0123456789abcdef") for s in (0, 1)]
+    assert not population.supports(cfgs[0])           # the store does not pass parent weights to a group
+    with pytest.raises(ValueError, match="init_state"):
+        train_population(cfgs)
+    pop = train_population(cfgs, init_state=parent)
+    for cfg, (model, _) in zip(cfgs, pop):
+        alone, _ = train(cfg, init_state=parent)
+        for k, v in alone.state_dict().items():
+            torch.testing.assert_close(model.state_dict()[k], v, atol=2e-4, rtol=1e-3, msg=k)
+
+
+def test_population_divergence_raises_diverged_naming_the_seed(tmp_path, monkeypatch):
+    from lib import train as train_mod
+    real = train_mod.F.cross_entropy
+    calls = {"n": 0}
+
+    def poisoned(*a, **kw):                            # two seeds: call 2 * 12 + 2 is seed index 1 at step 12
+        calls["n"] += 1
+        out = real(*a, **kw)
+        return out * float("nan") if calls["n"] == 2 * 12 + 2 else out
+    monkeypatch.setattr(train_mod.F, "cross_entropy", poisoned)
+    cfgs = [replace(BASE, seed=s, checkpoint_every=5) for s in (3, 5)]
+    with pytest.raises(Diverged) as err:
+        train_population(cfgs, workdir=tmp_path)
+    e = err.value
+    assert e.seed == 5 and e.step == 12 and e.last_finite_loss == e.last_finite_loss
+    assert e.checkpoint == tmp_path / "population.pt"
+    assert "seed 5" in str(e) and "step 12" in str(e)
+
+
 def test_seeds_finishing_at_different_steps_are_frozen():
     cfgs = [replace(BASE, seed=s, max_steps=60, final_acc=0.3, polish_steps=5) for s in (0, 1)]
     pop = train_population(cfgs)
@@ -51,8 +106,11 @@ def test_seeds_finishing_at_different_steps_are_frozen():
 def test_population_rejects_mixed_configs():
     with pytest.raises(ValueError, match="cfgs"):
         train_population([BASE, replace(BASE, T_train=5)])
-    with pytest.raises(ValueError, match="schedule"):
-        train_population([replace(BASE, schedule="log")])
+    # what does not batch: loop counts drawn per seed, bidirectional attention over padded lengths
+    for changes in (dict(schedule="log"), dict(T_jitter=1.5), dict(causal=False), dict(causal=False, lengths="uniform")):
+        assert not population.supports(replace(BASE, **changes))
+        with pytest.raises(ValueError, match="schedule"):
+            train_population([replace(BASE, **changes)])
 
 
 def test_store_trains_missing_seeds_as_one_population(store_root, monkeypatch):
