@@ -162,7 +162,12 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
             todo = [c for c in group if not is_done(c)]
             if todo:
                 t0 = time.time()
-                trained = train_population(todo, progress=progress, device=device, workdir=run_dir(todo[0]))
+                try:
+                    trained = train_population(todo, progress=progress, device=device, workdir=run_dir(todo[0]))
+                except Diverged as err:                # the diverged seed is marked; the others retrain alone
+                    bad = next(c for c in todo if c.seed == err.seed)
+                    atomic_write_json(run_dir(bad) / "FAILED", {"error": str(err), "step": err.step})
+                    raise
                 for c, (model, metrics) in zip(todo, trained):
                     save_run(c, model, metrics, wall_s=(time.time() - t0) / len(todo))
                 (run_dir(todo[0]) / "population.pt").unlink(missing_ok=True)

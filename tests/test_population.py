@@ -152,3 +152,21 @@ def test_interrupted_population_resumes_to_the_same_weights(tmp_path, monkeypatc
     # a checkpoint of another seed list is not used
     other = train_population([replace(c, seed=c.seed + 5) for c in cfgs], workdir=tmp_path)
     assert [m["steps"] for _, m in other] == [40, 40]
+
+
+def test_store_marks_the_diverged_seed_of_a_population(store_root, monkeypatch):
+    from lib import store
+    from lib import train as train_mod
+    real = train_mod.F.cross_entropy
+    calls = {"n": 0}
+
+    def poisoned(*a, **kw):                            # seed index 1 at step 12, as above
+        calls["n"] += 1
+        out = real(*a, **kw)
+        return out * float("nan") if calls["n"] == 2 * 12 + 2 else out
+    monkeypatch.setattr(train_mod.F, "cross_entropy", poisoned)
+    cfgs = [replace(BASE, experiment="pop_div", seed=s, checkpoint_every=5) for s in (3, 5)]
+    with pytest.raises(Diverged):
+        store.get_or_train_many(cfgs)
+    assert (store.run_dir(cfgs[1]) / "FAILED").exists() and not (store.run_dir(cfgs[0]) / "FAILED").exists()
+    assert "seed 5" in (store.run_dir(cfgs[1]) / "FAILED").read_text()
