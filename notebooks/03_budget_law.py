@@ -7,6 +7,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -136,24 +138,23 @@ print(f"halting rule at n = {plan.n_long}: late positions at T* {results['haltin
       f"whole words at the best loop {results['best_loop_acc']}")
 
 # %% [markdown]
-# ## Reading the result (committed quick-profile run: S4, 2 layers, d = 64, one seed per contract)
+# ## Reading the result (committed quick profile: S4, 2 layers, d = 64, fixed T, one seed per contract)
 #
-# - **Demand 1 and 2 sit on the law.** The frontier moves 1.00 and 2.00 positions per loop (1.04
-#   and 2.22 from tau, whose fit includes positions 1–2, settled in the first loop), and at `T = n`
-#   the speed is the paper's 1.00.
-# - **Demand 0.5 is faster than priced.** With 16 loops for 8 positions the model still moves
-#   0.70 positions per loop and settles the last position by loop ≈ 12 of 16: SGD did *not* take the
-#   slowest frontier the contract allows, the same slack the CPU prototype saw (0.53–0.67). This is
-#   what pulls the exponent to ≈ 0.8 instead of 0.98; the paper's value is outside our interval
-#   at this scale, so the claim reads *partly*.
-# - **Demand 4 is not learned at this scale.** With 2 loops the 2-layer, d = 64 block must compose
-#   four group elements per loop; its curriculum stalled at length 6 after 12,000 steps (in the
-#   profile search the same block reached length 7 in 8,000 steps). The closest public
-#   reproduction also hit a capacity edge at demand 4 (1.77 positions per loop with 0.44M parameters).
-# - **Rescue is partial, then overthinking.** At twice the training length extra loops lift the
-#   late positions from chance (0.04) to 0.56–0.70, then every model degrades as loops continue.
-#   Whole words at 2·n_train are almost never exactly right, so the halting rule's `T*` gives no
-#   exact-match accuracy here, although it lands near the late-position peak for demand 0.5.
+# Every number this reading relies on is printed above; the prose names which line to look at.
+# - **Demand 1 and 2 sit on the law** (the frontier speeds in the table of runs), and at `T = n`
+#   the speed is the paper's (`speed_at_T_eq_n`).
+# - **Demand 0.5 is faster than priced**: with twice the loops the positions need, the model still
+#   settles the last position well inside its budget (its tau curve), so SGD did *not* take the
+#   slowest frontier the contract allows. This slack is what pulls the exponent below the paper's
+#   (`budget_exponent`, *partly*); the R² then counts for nothing (*not measured*: a good fit of the
+#   wrong law is no support), and one seed per demand gives no interval.
+# - **Demand 4 is not learned at this scale** (its curriculum length in the table of runs): with 2
+#   loops the block must compose four group elements per loop.
+# - **Rescue is partial, then overthinking**: extra loops lift the late positions at twice the
+#   training length from chance to about half right (`rescue_gain`), then every model degrades as
+#   loops continue (the rescue figure); whole words are almost never right, so the halting rule reads
+#   *not reproduced* on whole words although its `T*` lands near the late-position peak.
 #
-# The paper profile (`PROFILE = "paper"`: n_train = 16, sizes s/m/l, more seeds, 40k steps) is the
-# run that can settle these on a GPU.
+# These runs never asked a loop to hold its answer past `T_train`; the settled-loops recipe search
+# (`bench/settle_search.py`) is the next step. The paper profile (`PROFILE = "paper"`: n_train = 16,
+# sizes s/m/l, more seeds) is the run that can settle these on a GPU.

@@ -7,6 +7,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -161,8 +163,8 @@ if results["untied_minus_tied_ood"] is None:
 # %% [markdown]
 # **Reading the quick verdicts.** A claim about untied models needs an untied model that solved its
 # training distribution: the lines above say whether the matched untied control did within the quick
-# step budget. Where it did not, its scaling class is printed but not counted ("None", read as not
-# reproduced in the ledger) — at matched parameters the untied control is 16 layers of width 24, and
+# step budget. Where it did not, its scaling class is printed but not counted ("None", read as *not
+# measured* in the ledger) — at matched parameters the untied control is 16 layers of width 24, and
 # the quick budget may be too short for it; the paper profile trains longer at the paper's sizes. The
 # "extrapolates worst" comparison likewise needs a tied model that extrapolates; the quick models do
 # so only partway (whole-word accuracy at 1.5× and 2× the training length is printed above). And the
