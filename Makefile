@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all test notebooks bench chromium
+.PHONY: all test notebooks bench chromium paper-plan paper
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,3 +29,13 @@ test: $(STAMP) chromium
 # developers: re-execute the committed notebooks in place after editing their .py sources
 notebooks: $(STAMP)
 	$(PY) -m lib.run_all --profile quick --in-place
+
+# the paper profile, planned: every section's paper configs built and trained 2 steps on the CPU,
+# with the profile's training FLOPs and estimated H200 hours (bench/paper_plan.py)
+paper-plan: $(STAMP)
+	OMP_NUM_THREADS=1 $(PY) -m bench.paper_plan
+
+# the paper profile on a GPU machine: every notebook, missing runs trained on the GPU; stopped runs
+# resume from their checkpoints and finished ones load from the store, so rerunning it continues
+paper: $(STAMP)
+	LOOPS_HEADLESS=1 $(PY) -m lib.run_all --profile paper

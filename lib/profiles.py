@@ -65,14 +65,28 @@ _QUICK_BASE = RunConfig(experiment="budget_law", task="S4", n_train=8, n_layers=
                         injection="adapter", batch=128, lr=1e-3, warmup=100, max_steps=12000, polish_steps=300)
 _QUICK_T = (16, 8, 4, 2)           # demand n_train / T_train = 0.5, 1, 2, 4
 
+# The paper profile trains sizes s and m by default; size l (4 layers, d = 512) is optional
+# (`sizes=PAPER_SIZES_WITH_L`): with it the profile's upper-bound cost on one H200 is about 8 h instead
+# of about 5 h (bench/paper_plan.py), over the 6 h one GPU session is given.
+PAPER_SIZES = ("s", "m")
+PAPER_SIZES_WITH_L = ("s", "m", "l")
+
 _PAPER_BASE = replace(_QUICK_BASE, n_train=16, batch=256, lr=3e-4, max_steps=40000, polish_steps=2000)
 _PAPER_T = (32, 16, 8, 4)
 _SMOKE_BASE = replace(_QUICK_BASE, experiment="smoke", task="S3", n_train=4, d_model=16, n_heads=2, batch=16,
                       max_steps=30, warmup=5, eval_count=64)
 
 
-def budget_law(profile: str, seeds=(0,)) -> BudgetLawPlan:
+def check_sizes(sizes) -> tuple[str, ...]:
+    if not isinstance(sizes, (list, tuple)) or not sizes or not all(z in PRESETS for z in sizes):
+        raise ValueError(f"SIZES: must be a non-empty list of model sizes from {sorted(PRESETS)}, got {sizes!r}")
+    return tuple(sizes)
+
+
+def budget_law(profile: str, seeds=(0,), sizes=PAPER_SIZES) -> BudgetLawPlan:
+    """sizes: the paper profile's model sizes (the quick and smoke profiles have one size each)."""
     check_params(profile, list(seeds))
+    sizes = check_sizes(sizes)
     if profile == "quick":
         runs = tuple(replace(_QUICK_BASE, T_train=T, seed=s) for T in _QUICK_T for s in seeds)
         return BudgetLawPlan(runs, n_long=2 * _QUICK_BASE.n_train, loops_factor=4, learned_acc=0.9, eval_count=512)
@@ -80,7 +94,7 @@ def budget_law(profile: str, seeds=(0,)) -> BudgetLawPlan:
         runs = tuple(replace(_SMOKE_BASE, T_train=T, seed=s) for T in (8, 4, 2, 1) for s in seeds)
         return BudgetLawPlan(runs, n_long=8, loops_factor=2, learned_acc=0.0, eval_count=64)
     runs = tuple(replace(_PAPER_BASE, T_train=T, seed=s, **PRESETS[size])
-                 for size in ("s", "m", "l") for T in _PAPER_T for s in seeds)
+                 for size in sizes for T in _PAPER_T for s in seeds)
     return BudgetLawPlan(runs, n_long=4 * _PAPER_BASE.n_train, loops_factor=4, learned_acc=0.9, eval_count=1024)
 
 
@@ -194,8 +208,10 @@ def matched_untied(cfg: RunConfig) -> RunConfig:
     return best[1]
 
 
-def architecture_prior(profile: str, seeds=(0,)) -> ArchitecturePlan:
+def architecture_prior(profile: str, seeds=(0,), sizes=PAPER_SIZES) -> ArchitecturePlan:
+    """sizes: the paper profile's model sizes of the tied runs (and so of their untied controls)."""
     check_params(profile, list(seeds))
+    sizes = check_sizes(sizes)
     if profile == "smoke":
         tied = tuple(replace(_SMOKE_BASE, T_train=4, seed=s) for s in seeds)
         test_ns, long_ns, count = (2, 3, 4), (6,), 64
@@ -204,7 +220,7 @@ def architecture_prior(profile: str, seeds=(0,)) -> ArchitecturePlan:
         test_ns, long_ns, count = tuple(range(2, _QUICK_BASE.n_train + 1)), (12, 16), 512
     else:
         tied = tuple(replace(_PAPER_BASE, T_train=_PAPER_BASE.n_train, seed=s, **PRESETS[size])   # budget-law runs
-                     for size in ("s", "m", "l") for s in seeds)
+                     for size in sizes for s in seeds)
         test_ns, long_ns, count = (8, 12, 16, 24, 32, 48, 64), (32, 64), 1024
     exp = "smoke" if profile == "smoke" else "architecture_prior"
     untied = tuple(replace(matched_untied(c), experiment=exp) for c in tied)
