@@ -38,6 +38,11 @@ RECIPES = {
     "prop_jit2_outer": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True},
     "prop_jit2_outer_tail": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True, "loss_loops": "tail"},
     "fixed_jit2_outer_tail": {"T_jitter": 2.0, "outer_norm": True, "loss_loops": "tail"},
+    # added after seed 0 of both proportional recipes ran away at demand 0.5 (loss rising from step
+    # ~7,000, as the one-seed probe had seen with the outer norm at lr 1e-3): the lead recipe at half
+    # the learning rate, judged by the same rule at every demand
+    "prop_jit2_outer_tail_lr5e-4": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True,
+                                    "loss_loops": "tail", "lr": 5e-4},
 }
 DEMAND_T = {1.0: 8, 2.0: 4, 0.5: 16}
 # Seed 0 of the two proportional recipes ran first. After it (and before any seed-1 reading) the queue
@@ -47,7 +52,8 @@ QUEUE = [(r, d, 0) for r in ("prop_jit2_outer_tail", "prop_jit2_outer") for d in
     + [("prop_jit2_outer_tail", d, s) for s in (1, 2) for d in (1.0, 2.0, 0.5)] \
     + [("prop_jit2_outer", d, 1) for d in (1.0, 2.0, 0.5)] \
     + [("fixed", d, s) for s in (0, 1) for d in (1.0, 2.0, 0.5)] \
-    + [("fixed_jit2_outer_tail", d, s) for s in (0, 1) for d in (1.0, 2.0, 0.5)]
+    + [("fixed_jit2_outer_tail", d, s) for s in (0, 1) for d in (1.0, 2.0, 0.5)] \
+    + [("prop_jit2_outer_tail_lr5e-4", d, s) for s in (0, 1) for d in (0.5, 1.0, 2.0)]
 
 
 def config(recipe: str, demand: float, seed: int):
@@ -83,13 +89,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", default="0/1", help="i/k: this process takes every k-th queue entry from i")
     ap.add_argument("--table", action="store_true", help="print the log as a table and exit")
+    ap.add_argument("--recipes", nargs="*", default=None, help="only these recipes of the queue")
+    ap.add_argument("--abandon", nargs=3, metavar=("RECIPE", "DEMAND", "SEED"),
+                    help="log a run stopped before its step cap, with its last checkpointed state, and exit")
+    ap.add_argument("--why", default="", help="with --abandon: the reason, in words")
     args = ap.parse_args(argv)
     if args.table:
         return print_table()
+    if args.abandon:
+        return abandon(args.abandon[0], float(args.abandon[1]), int(args.abandon[2]), args.why)
     i, k = (int(x) for x in args.worker.split("/"))
     torch.set_num_threads(1)
     for j, key in enumerate(QUEUE):
-        if j % k != i or key in done_keys():
+        if j % k != i or key in done_keys() or (args.recipes and key[0] not in args.recipes):
             continue
         row = measure_one(*key)
         print(json.dumps(row), flush=True)
@@ -98,11 +110,32 @@ def main(argv=None) -> int:
     return 0
 
 
+def abandon(recipe: str, demand: float, seed: int, why: str) -> int:
+    """A run stopped by hand (its process killed) before its step cap: its last checkpoint's step,
+    curriculum length and logged loss / last-position accuracy, and the reason, as one log row."""
+    from lib import store
+    from lib.config import run_id
+    cfg = config(recipe, demand, seed)
+    state = torch.load(store.run_dir(cfg) / "checkpoint.pt", weights_only=True)
+    row = {"recipe": recipe, "demand": demand, "seed": seed, "run": run_id(cfg), "changes": RECIPES[recipe],
+           "abandoned": why, "step": state["step"], "length": state["curriculum"]["length"],
+           "log_tail": state["log"][-6:]}
+    with open(LOG, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps(row))
+    return 0
+
+
 def print_table() -> int:
     rows = [json.loads(x) for x in LOG.read_text().splitlines()] if LOG.exists() else []
     print(f"{'recipe':24} {'dem':>4} {'s':>2} {'steps':>6} {'in@T':>5} {'@2T':>5} {'@4T':>5} {'v_tau':>6} {'v_fr':>5} "
           f"{'raw':>5} {'norm':>5} {'cos':>5} {'12@T*':>6} {'12best':>6} {'16@T*':>6} {'16best':>6} {'late16':>6}")
     for r in rows:
+        if "abandoned" in r:
+            last = r["log_tail"][-1]
+            print(f"{r['recipe']:24} {r['demand']:4} {r['seed']:2} {r['step']:6} stopped at length {r['length']}, "
+                  f"loss {last['loss']:.2f}, last-position acc {last['last_acc']:.2f}: {r['abandoned']}")
+            continue
         c, o = r["convergence"], r["ood"]
         g = lambda x: "  -  " if x is None else f"{x:5.2f}"   # noqa: E731
         print(f"{r['recipe']:24} {r['demand']:4} {r['seed']:2} {r['steps']:6} {g(r['in_acc']['1T'])} "
