@@ -112,3 +112,17 @@ def test_one_rule_scales_loops_with_length():
     assert [prop.loops_at(n) for n in (2, 8, 12, 16)] == [1, 4, 6, 8]
     assert RunConfig(n_train=8, T_train=10, schedule="streaming").loops_at(12) == 14
     assert RunConfig(n_train=8, T_train=6, tied=False).loops_at(16) == 6       # the untied control has its depth
+
+
+def test_tail_metrics_after_the_fixed_point_of_a_contraction():
+    from tests.constructed import LinearContraction
+    model = LinearContraction(rho=0.3).eval()
+    tokens = torch.randint(0, 3, (8, 5), generator=torch.Generator().manual_seed(0))
+    solved = torch.ones(8, dtype=torch.bool)
+    row = tail.metrics_after_fixed_point(model, tokens, T_train=4, solved=solved, probes=2)
+    assert row["tau_star"] is not None and row["tau_star"] < 32
+    assert row["skip1"] == 1.0 and row["jac_align"] == pytest.approx(1.0)    # J_t = A at every loop
+    assert row["cosine"] == pytest.approx(1.0, abs=1e-6)
+    growing = LinearContraction(rho=1.3).eval()                              # no fixed point: no tail after it
+    none = tail.metrics_after_fixed_point(growing, tokens, T_train=4, solved=solved, probes=2)
+    assert none["tau_star"] is None and all(math.isnan(none[m]) for m in ("skip1", "jac_align", "aa"))

@@ -165,15 +165,31 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
 
 
 def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probes: int = 4,
-                T_long: int | None = None, streaming: bool = False) -> dict:
+                T_long: int | None = None, streaming: bool = False, from_loop: int = 1) -> dict:
     """Every tail metric of one model read at loop T on `tokens` (skip-one on the `solved` inputs
-    only): skip1, jac_align (mean over 32 inputs), cosine and cka between the last two loops, and the
-    asymptotic alignment after T_long loops (default 4 T). Loop-comparing metrics are nan at T = 1."""
+    only): skip1, jac_align (mean over 32 inputs and over the loop pairs (t, t+1) with t >= from_loop:
+    from a fixed point tau* on, the tail the paper speaks of), cosine and cka between the last two
+    loops, and the asymptotic alignment after T_long loops (default 4 T). Loop-comparing metrics are
+    nan at T = 1."""
     nan = float("nan")
     looped = T > 1                       # tail metrics compare loops: undefined for one loop
     sim = cross_step_similarity(model, tokens, T, streaming=streaming) if looped else None
     return dict(
         skip1=skip_k_preservation(model, tokens, T, 1, streaming=streaming, only=solved) if looped else nan,
-        jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes))) if looped else nan,
+        jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes)[from_loop - 1:]))
+        if looped else nan,
         cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
         aa=asymptotic_alignment(model, tokens[:64], T_long or 4 * T))
+
+
+def metrics_after_fixed_point(model, tokens: torch.Tensor, T_train: int, solved: torch.Tensor, probes: int = 4,
+                              conv_factor: int = 8, tol: float = 1e-3) -> dict:
+    """The tail metrics past the loop's fixed point (Proposition 1's regime), not past T_train: run
+    conv_factor x T_train loops, find tau* (raw relative step <= tol for good, `fixed_point_loop`), and
+    read `metrics_row` at the last of those loops with the Jacobian alignment over the pairs from tau*
+    on. Without a fixed point the tail after it does not exist: every metric nan, tau_star None."""
+    T_end = conv_factor * T_train
+    tau_star = fixed_point_loop(_states(model, tokens, T_end), tol)
+    if tau_star is None or tau_star >= T_end:
+        return dict(tau_star=None, **{m: float("nan") for m in ("skip1", "jac_align", "cosine", "cka", "aa")})
+    return dict(tau_star=tau_star, **metrics_row(model, tokens, T_end, solved, probes, T_end, from_loop=tau_star))
