@@ -36,7 +36,8 @@ from run import RESULTS, Reference, train_flops, write_readme  # noqa: E402
 
 from lib import tasks  # noqa: E402
 from lib.model import PRESETS, LoopConfig, LoopedTransformer  # noqa: E402
-from lib.population import StackedAdamW, StackedLoopedTransformer  # noqa: E402
+from lib.population import StackedAdamW  # noqa: E402
+from lib.train import decays  # noqa: E402
 from lib.train import autocast  # noqa: E402
 
 
@@ -98,8 +99,9 @@ def population(device, P, size, n, T, B, repeat) -> dict:
     models = [LoopedTransformer(cfg).to(device) for _ in range(P)]
     tokens, labels = (x.to(device) for x in task.sample(B, n, torch.Generator().manual_seed(0)))
     singles = [train_step(m, tokens, labels, T, device) for m in models]
-    stacked = StackedLoopedTransformer(models).to(device)
-    opt = StackedAdamW(stacked.params, [p.dim() == 2 for p in stacked.params])
+    stacked = LoopedTransformer.stack(models).to(device)           # one model with a population axis
+    params = list(stacked.parameters())
+    opt = StackedAdamW(params, [decays(k, p) for k, p in models[0].named_parameters()])
     tok_p, lab_p = tokens.expand(P, -1, -1).contiguous(), labels.expand(P, -1, -1).contiguous()
     lr = torch.full((P,), 1e-4, device=device)
 
@@ -107,7 +109,7 @@ def population(device, P, size, n, T, B, repeat) -> dict:
         with autocast(device):
             logits = stacked(tok_p, T)
             loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), lab_p.reshape(-1), ignore_index=-100) * P
-        for w in stacked.params:
+        for w in params:
             w.grad = None
         loss.backward()
         opt.step(lr)

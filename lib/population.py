@@ -33,18 +33,6 @@ from .paths import atomic_write
 from .train import RunProgress, decays, draw_batch, evaluate, train_step
 
 
-def stack(models: list[LoopedTransformer]) -> LoopedTransformer:
-    """P models of one config as one model with a population axis (see `LoopedTransformer.stack`)."""
-    return LoopedTransformer.stack(models)
-
-
-def StackedLoopedTransformer(models: list[LoopedTransformer]) -> LoopedTransformer:
-    """The old name (bench/gpu_check.py): the stacked model, with `.params` its parameter list."""
-    model = LoopedTransformer.stack(models)
-    model.params = list(model.parameters())
-    return model
-
-
 class StackedAdamW:
     """AdamW over stacked parameters with a per-seed learning rate, step count and weight decay
     mask; a seed whose learning rate is 0 is not touched at all (frozen, no decay, no moments)."""
@@ -129,7 +117,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
         singles.append(LoopedTransformer(c.model_config()))
         if init_state is not None:
             singles[-1].load_state_dict(init_state)
-    model = stack(singles).to(device)
+    model = LoopedTransformer.stack(singles).to(device)
     model.train()
     decay = [decays(n, p) for n, p in singles[0].named_parameters()]
     opt = StackedAdamW(model.parameters(), decay, weight_decay=base.weight_decay)
