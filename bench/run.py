@@ -105,10 +105,17 @@ def step_fn(model, tokens, labels, T):
     return step
 
 
-def throughput(size: str, n: int, T: int, B: int, repeat: int) -> dict:
+# the shapes the quick profile trains (layers, width, heads, n, T), batch 128, one thread
+QUICK_SHAPES = [(1, 32, 2, 8, 8), (1, 64, 4, 8, 8), (2, 64, 4, 8, 2), (2, 64, 4, 8, 4), (2, 64, 4, 8, 8),
+                (2, 64, 4, 8, 16), (2, 64, 4, 16, 16)]
+
+
+def throughput(size, n: int, T: int, B: int, repeat: int) -> dict:
+    """size: a PRESETS name or a dict of n_layers, d_model, n_heads."""
     from lib.model import PRESETS
     task = tasks.make_task("S4")
-    cfg = LoopConfig(vocab_size=task.vocab_size, n_classes=task.n_classes, **PRESETS[size])
+    dims = PRESETS[size] if isinstance(size, str) else size
+    cfg = LoopConfig(vocab_size=task.vocab_size, n_classes=task.n_classes, **dims)
     tokens, labels = task.sample(B, n, torch.Generator().manual_seed(0))
     ours, ref = LoopedTransformer(cfg), Reference(cfg)
     s_ours, s_ref = step_fn(ours, tokens, labels, T), step_fn(ref, tokens, labels, T)
@@ -118,6 +125,7 @@ def throughput(size: str, n: int, T: int, B: int, repeat: int) -> dict:
         t_ref.append(timeit(s_ref, 1, warmup=1 if not t_ref else 0))
     a, b = statistics.median(t_ours), statistics.median(t_ref)
     flops = train_flops(cfg, B, n + 1, T)
+    size = size if isinstance(size, str) else f"{dims['n_layers']}L d={dims['d_model']}"
     return {"size": size, "n": n, "T": T, "batch": B, "ours_s_per_step": a, "reference_s_per_step": b,
             "ours_tokens_per_s": B * (n + 1) / a, "ours_gflops": flops / a / 1e9, "speedup_vs_reference": b / a}
 
@@ -194,12 +202,16 @@ def main(argv=None):
     ap.add_argument("--population-only", action="store_true", help="only the population section: measure and print it")
     ap.add_argument("--update", action="store_true", help="with --population-only: also replace the population figures "
                                                           "in this machine's results file and README.md")
+    ap.add_argument("--quick-shapes", action="store_true", help="only the quick profile's shapes (batch 128): measure, "
+                                                               "print, and with --update write them")
     ap.add_argument("--note", default="", help="with --update: a remark kept with the figures (e.g. what else ran)")
     a = ap.parse_args(argv)
     threads = torch.get_num_threads()
     repeat = 3 if a.quick else 7
     if a.population_only:
         return population_only(repeat, (8,) if a.quick else (8, 16), a.note, a.update)
+    if a.quick_shapes:
+        return quick_shapes(repeat, a.note, a.update)
     out = {"machine": f"{platform.machine()} {os.cpu_count()} cpu", "host": socket.gethostname(), "threads": threads,
            "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M")}
     out["matmul"] = matmul_peak()
@@ -229,6 +241,26 @@ def main(argv=None):
 def results_path(threads: int) -> Path:
     name = f"cpu-{os.cpu_count()}core-{threads}thread" if not torch.cuda.is_available() else "gpu-" + torch.cuda.get_device_name(0).replace(" ", "_")
     return RESULTS / f"{name}.json"
+
+
+def quick_shapes(repeat: int, note: str, update: bool) -> None:
+    """The shapes the quick profile trains: ours against the reference, GFLOP/s and share of the matmul peak
+    measured in the same process, steps per second."""
+    peak = matmul_peak()
+    rows = []
+    for L, d, H, n, T in QUICK_SHAPES:
+        r = throughput(dict(n_layers=L, d_model=d, n_heads=H), n, T, 128, repeat)
+        r.update(share_of_gemm_peak=r["ours_gflops"] / peak["gemm_1024_gflops"], steps_per_s=1 / r["ours_s_per_step"],
+                 note=note)
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+    if update:
+        path = results_path(torch.get_num_threads())
+        out = json.loads(path.read_text()) if path.exists() else {}
+        out["quick_shapes"], out["quick_shapes_peak"] = rows, peak
+        path.write_text(json.dumps(out, indent=1) + "\n")
+        print(f"updated the quick shapes in {path}")
+        write_readme()
 
 
 def population_only(repeat: int, sizes, note: str, update: bool) -> None:
@@ -303,6 +335,16 @@ def write_readme() -> None:
             p = remeasured[0]
             lines += ["", f"Population figures re-measured {p['date']} (`--population-only`; both sides "
                       f"{p['harness']}){': ' + p['note'] if p.get('note') else ''}."]
+        if r.get("quick_shapes"):
+            q, qpeak = r["quick_shapes"], r["quick_shapes_peak"]["gemm_1024_gflops"]
+            lines += ["", f"The quick profile's shapes (`--quick-shapes`, batch 128; matmul peak measured alongside: "
+                      f"{qpeak:.0f} GFLOP/s){': ' + q[0]['note'] if q[0].get('note') else ''}.", "",
+                      "| model | n | T | ours s/step | reference s/step | ours / reference | steps/s | GFLOP/s | share of peak |",
+                      "|---|---|---|---|---|---|---|---|---|"]
+            for t in q:
+                lines.append(f"| {t['size']} | {t['n']} | {t['T']} | {t['ours_s_per_step']:.4f} | "
+                             f"{t['reference_s_per_step']:.4f} | {t['speedup_vs_reference']:.2f}x | {t['steps_per_s']:.1f} | "
+                             f"{t['ours_gflops']:.0f} | {100 * t['share_of_gemm_peak']:.0f} % |")
         i = r["instruments"]
         lines += ["", f"Instrument cost at n={i['n']}, T_max={i['T_max']}, {i['inputs']} inputs, as multiples of one "
                   f"plain forward ({i['plain_forward_s'] * 1e3:.1f} ms): tau {i['tau_x_forward']:.2f}x; damage-cone grid "
