@@ -98,10 +98,6 @@ def budget_law(profile: str, seeds=(0,), sizes=PAPER_SIZES) -> BudgetLawPlan:
     return BudgetLawPlan(runs, n_long=4 * _PAPER_BASE.n_train, loops_factor=4, learned_acc=0.9, eval_count=1024)
 
 
-def contract_label(cfg: RunConfig) -> str:
-    return cfg.contract
-
-
 # ---------------------------------------------------------------------------------------------
 # 01 tail saturation and 02 tau calibration
 

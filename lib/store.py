@@ -19,7 +19,7 @@ import torch
 from filelock import FileLock, Timeout
 
 from .model import LoopedTransformer
-from .config import CODE_VERSION, RunConfig, config_hash, run_id
+from .config import CODE_VERSION, RunConfig, config_hash
 from .paths import atomic_write, atomic_write_json, outputs_dir
 from .train import Diverged, train
 

@@ -7,6 +7,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -68,6 +70,6 @@ print(readout)
 
 # %%
 if INTERACTIVE and not explore.headless():
-    cached = {profiles.contract_label(cfg): store.get_or_train(cfg, train_if_missing=False)
+    cached = {cfg.contract: store.get_or_train(cfg, train_if_missing=False)
               for cfg in choices.values() if store.is_done(cfg)}
-    display(explore.explorer(cached, T, N, plots.render_frontier, value=profiles.contract_label(c)))
+    display(explore.explorer(cached, T, N, plots.render_frontier, value=c.contract))
