@@ -138,7 +138,8 @@ def compiled(device, size, n, T, B, repeat) -> dict:
 def real_training(device, steps: int) -> dict:
     from lib.profiles import budget_law
     from lib.train import train
-    cfg = replace(budget_law("quick").runs[1], max_steps=steps, checkpoint_every=max(1, steps // 2))
+    demand_1 = next(c for c in budget_law("quick", [0]).runs if c.T_train == c.n_train)
+    cfg = replace(demand_1, max_steps=steps, checkpoint_every=max(1, steps // 2))
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
         _, metrics = train(cfg, Path(d), device=str(device))

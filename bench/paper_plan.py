@@ -74,9 +74,16 @@ def measured_tflops() -> tuple[float, str]:
 
 def plan(sections=None, train_steps: int = 2, tflops: float | None = None) -> list[dict]:
     rate, source = (tflops, "given on the command line") if tflops else measured_tflops()
-    rows = []
+    rows, seen = [], set()
     for section in sections or SECTIONS:
-        cfgs = SECTIONS[section]("paper").configs()
+        # a run several sections read (the budget law's runs are 01's population) is counted once,
+        # in the first section that lists it
+        cfgs = [c for c in SECTIONS[section]("paper").configs() if c not in seen]
+        seen.update(cfgs)
+        if not cfgs:
+            rows.append(dict(section=section, runs=0, pflop=0.0, h200_hours=0.0, dry_s=0.0,
+                             largest="(every run counted in an earlier section)", rate=rate, source=source))
+            continue
         flops = [flops_per_step(c) * c.max_steps for c in cfgs]
         secs = [dry_train(c, train_steps) for c in cfgs] if train_steps else []
         big = max(range(len(cfgs)), key=lambda i: flops[i])

@@ -291,7 +291,7 @@ TARGETS = """## Targets (issue: performance)
 """
 
 
-MARKED = [("<!-- ledger-cost:begin -->", "<!-- ledger-cost:end -->")]
+MARKED = [("<!-- ledger-cost:begin -->", "<!-- ledger-cost:end -->"), ("<!-- step-speed:begin -->", "<!-- step-speed:end -->")]
 
 
 def write_readme() -> None:

@@ -89,6 +89,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", default="0/1", help="i/k: this process takes every k-th queue entry from i")
     ap.add_argument("--table", action="store_true", help="print the log as a table and exit")
+    ap.add_argument("--decide", action="store_true", help="apply the rule above to the log and exit")
     ap.add_argument("--recipes", nargs="*", default=None, help="only these recipes of the queue")
     ap.add_argument("--abandon", nargs=3, metavar=("RECIPE", "DEMAND", "SEED"),
                     help="log a run stopped before its step cap, with its last checkpointed state, and exit")
@@ -96,6 +97,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.table:
         return print_table()
+    if args.decide:
+        return print_decision()
     if args.abandon:
         return abandon(args.abandon[0], float(args.abandon[1]), int(args.abandon[2]), args.why)
     i, k = (int(x) for x in args.worker.split("/"))
@@ -123,6 +126,49 @@ def abandon(recipe: str, demand: float, seed: int, why: str) -> int:
     with open(LOG, "a") as f:
         f.write(json.dumps(row) + "\n")
     print(json.dumps(row))
+    return 0
+
+
+def decide(rows: list[dict]) -> dict:
+    """The rule of the module docstring, applied to the logged rows: recipe -> dict(keeps_law, settles,
+    ood, why). None for a part of the rule whose runs are not all logged yet (every demand needs at
+    least 2 seeds; a stopped run counts as not learned)."""
+    from lib.instruments.budget import seed_interval
+    out = {}
+    for recipe in dict.fromkeys(r["recipe"] for r in rows):
+        mine = [r for r in rows if r["recipe"] == recipe]
+        by_demand = {d: [r for r in mine if r["demand"] == d] for d in DEMAND_T}
+        learned = lambda r: "abandoned" not in r and (r["in_acc"]["1T"] or 0) >= 0.9     # noqa: E731
+        why, keeps, settles = [], None, None
+        if any(len(rs) < 2 for rs in by_demand.values()):
+            why.append("seeds missing: " + ", ".join(f"demand {d:g}: {len(rs)}" for d, rs in by_demand.items()))
+        else:
+            every = all(learned(r) for rs in by_demand.values() for r in rs)
+            ok = [r for r in mine if learned(r)]
+            interval = seed_interval([r["demand"] for r in ok], [r["v_tau"] for r in ok]) if every else None
+            keeps = bool(every and interval and interval[0] <= 1.0 <= interval[1])
+            why.append(f"every demand learned in every seed: {every}; exponent interval {interval and [round(x, 3) for x in interval]}")
+        d1 = by_demand[1.0]
+        if len(d1) >= 2:
+            settles = all(learned(r) and r["convergence"]["raw"]["reached"] >= 0.5 and (r["in_acc"]["4T"] or 0) >= 0.9
+                          for r in d1)
+            why.append("demand 1, raw fixed point / accuracy at 4T per seed: " + ", ".join(
+                "stopped" if "abandoned" in r else f"{r['convergence']['raw']['reached']:.2f} / {r['in_acc']['4T']:.2f}"
+                for r in d1))
+        best = [r["ood"]["16"]["best"] for r in mine if "abandoned" not in r]
+        out[recipe] = dict(keeps_law=keeps, settles=settles, ood=round(sum(best) / len(best), 3) if best else None,
+                           why="; ".join(why))
+    return out
+
+
+def print_decision() -> int:
+    rows = [json.loads(x) for x in LOG.read_text().splitlines()] if LOG.exists() else []
+    verdicts = decide(rows)
+    for recipe, v in verdicts.items():
+        print(f"{recipe:28s} keeps the law: {v['keeps_law']}  settles: {v['settles']}  mean best at 2 n_train: "
+              f"{v['ood']}\n    {v['why']}")
+    both = [r for r, v in verdicts.items() if v["keeps_law"] and v["settles"]]
+    print("picked:", max(both, key=lambda r: verdicts[r]["ood"]) if both else "none does both (yet)")
     return 0
 
 

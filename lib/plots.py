@@ -316,9 +316,10 @@ def rescue(rescued: dict, n_long: int):
     """03: at length n_long, late-position accuracy (solid) and whole-word accuracy (dashed) against
     test-time loops, with the halting rule's T* (dotted); rescued: config -> budget.rescue(...)."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    accuracy_vs_loops({c.contract: x["late"] for c, x in rescued.items()}, ax=ax,
-                      dashed={c.contract: x["acc"].seq_acc for c, x in rescued.items()},
-                      marks={c.contract: x["T_star"] for c, x in rescued.items()}, ylabel="accuracy",
+    label = lambda c: f"{c.contract} s{c.seed}"                                   # noqa: E731
+    accuracy_vs_loops({label(c): x["late"] for c, x in rescued.items()}, ax=ax,
+                      dashed={label(c): x["acc"].seq_acc for c, x in rescued.items()},
+                      marks={label(c): x["T_star"] for c, x in rescued.items() if x["T_star"]}, ylabel="accuracy",
                       title=f"n = {n_long}: late positions (solid), whole words (dashed), T* (dotted)")
     return fig
 

@@ -7,9 +7,8 @@ are the ones the committed results were measured with; changing one changes resu
 
     purpose            key          what it is for
     in_distribution    run seed     tau / v-hat at the contract (n_train, T_train)
-    rescue             run seed     a longer length read with more loops (03's rescue and halting)
     tau_vs_n           length n     tau against n (scaling class, calibration controls)
-    extrapolation      length n     whole-word accuracy beyond the training length
+    extrapolation      length n     accuracy beyond the training length (03's rescue and halting too)
     tail               run seed     tail metrics, fixed points, Proposition 1
     contest_target     0            the OOD target of the contests and of 01's population (one set)
     prop1              0            Proposition 1's numerical check (one set)
@@ -22,7 +21,8 @@ import torch
 
 from .tasks import Task, test_set
 
-PROBE_SEEDS = {"in_distribution": 1000, "rescue": 2000, "tau_vs_n": 3000, "extrapolation": 4000,
+# 2000 was the rescue set of 03 until it read the extrapolation set (one set per length for every reader)
+PROBE_SEEDS = {"in_distribution": 1000, "tau_vs_n": 3000, "extrapolation": 4000,
                "patch_clean": 5000, "patch_donor": 6000, "tail": 7000, "contest_target": 8000,
                "prop1": 9000}
 

@@ -33,7 +33,7 @@ N = 16          # input length
 RUN_T_TRAIN = 8  # which cached budget-law run to show (its T_train; n_train = 8)
 SEED = 0
 TRAIN_IF_MISSING = True
-INTERACTIVE = True  # sliders in JupyterLab; batch runs (papermill, nbval) set LOOPS_HEADLESS=1 and skip them
+INTERACTIVE = True  # sliders in JupyterLab; batch runs (papermill, nbval) set LOOPS_HEADLESS and skip them
 
 # %%
 import matplotlib.pyplot as plt
@@ -60,9 +60,12 @@ print(readout)
 # Rows are loops, columns positions; colour is the fraction of 256 random words whose decoded
 # output at that position is already right. The dashed line marks the training budget `T_train`:
 # below it the model was trained, above it it runs on loops it never saw. The frontier keeps moving
-# about one position per loop past the budget and past the trained length, then, a few loops later,
-# the whole state degrades ("overthinking"). Try `T = 8, N = 8` (the contract itself) or
-# `T = 12, N = 16`.
+# about one position per loop past the budget and past the trained length, so whole words of twice
+# the training length come right once the frontier reaches the last position (the right panel).
+# The run was trained with the settled-loops recipe (`profiles.SETTLED`: loops drawn above the budget,
+# loss on every loop from it on), so in distribution the answer holds past the budget (try `N = 8,
+# T = 32`); at twice the length, loops well past the frontier slowly erode whole words again (try
+# `T = 32`). Notebook 03 measures both.
 #
 # ## Move the sliders
 # In JupyterLab the cell below shows a chooser of the cached budget-law runs and sliders for `T`

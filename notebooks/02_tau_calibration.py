@@ -35,7 +35,7 @@ SEEDS = [0]
 DEVICE = "auto"
 TRAIN_IF_MISSING = True
 PROGRESS = False
-INTERACTIVE = True  # sliders in JupyterLab (skipped when LOOPS_HEADLESS=1: papermill, nbval)
+INTERACTIVE = True  # sliders in JupyterLab (skipped under papermill and nbval, which set LOOPS_HEADLESS)
 
 # %%
 import matplotlib.pyplot as plt

@@ -45,10 +45,12 @@
 # %% tags=["parameters"]
 PROFILE = "quick"
 SEEDS = [0]
+SIZES = None             # paper profile model sizes (None: s and m); ["s", "m", "l"] adds the large size
+                         # (hours more on one H200, see make paper-plan)
 DEVICE = "auto"
 TRAIN_IF_MISSING = True
 PROGRESS = False
-INTERACTIVE = True  # sliders in JupyterLab (skipped when LOOPS_HEADLESS=1: papermill, nbval)
+INTERACTIVE = True  # sliders in JupyterLab (skipped under papermill and nbval, which set LOOPS_HEADLESS)
 
 # %%
 import matplotlib.pyplot as plt
@@ -59,7 +61,7 @@ from lib.instruments import architecture
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
-plan = profiles.architecture_prior(PROFILE, SEEDS)
+plan = profiles.architecture_prior(PROFILE, SEEDS, SIZES)
 get = lambda cfg: store.get_or_train(cfg, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
 runs = [(name, get(cfg)) for name, cfgs in architecture.families(plan).items() for cfg in cfgs]
 for name, run in runs:

@@ -16,7 +16,7 @@ BOUNDARIES = {
     "speed_at_T_eq_n": [(0.9 + E, R), (0.9 - E, P), (1.1 - E, R), (1.1 + E, P), (0.7 + E, P), (0.7 - E, N),
                         (1.3 - E, P), (1.3 + E, N)],
     "rescue_gain": [(0.5, R), (0.5 - E, P), (0.2, P), (0.2 - E, N)],
-    "halting_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
+    "halting_late_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
     "streaming_slope": [(0.9, R), (0.9 - E, P), (1.1, R), (1.1 + E, P), (0.7, P), (0.7 - E, N), (1.3, P), (1.3 + E, N)],
     "shortcut_slope": [(0.1, R), (-0.1, R), (0.1 + E, P), (0.25, P), (-0.25, P), (0.25 + E, N)],
     "free_linear_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
@@ -46,13 +46,13 @@ BOUNDARIES = {
 }
 
 # Results under which each precondition holds (the value is judged) and under which it does not.
-MET = {"demands_learned": 3, "budget_exponent": 0.98, "fixed_point_fraction": 0.5,
+MET = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval": [0.9, 1.1], "fixed_point_fraction": 0.5,
        "untied_s4_learned_fraction": 0.5, "a5_learned_fraction": {"operator_first": 0.5},
        "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.5, "best_acc_by_length": {"16": 0.95, "64": 0.1},
        "compared_at_n": 32, "configurations": {f"{r} recall, outer norm": {"extrapolation": {"32": 0.05}}
                                                for r in ("internal", "external")},
        "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0}}
-UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "fixed_point_fraction": 0.0,
+UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "budget_exponent_interval": None, "fixed_point_fraction": 0.0,
          "untied_s4_learned_fraction": 0.0, "a5_learned_fraction": {"operator_first": 0.0},
          "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.0, "best_acc_by_length": {"16": 0.89, "64": 0.0},
          "compared_at_n": 32, "configurations": {"internal recall, outer norm": {"extrapolation": {"32": 0.5}},
@@ -86,8 +86,9 @@ def test_missing_values_and_unmet_preconditions_read_not_measured(c):
 
 def test_r2_counts_only_with_the_exponent_in_tolerance():
     r2 = claims.claim("budget_r2")
-    assert claims.verdict(r2, 0.99, True, {"budget_exponent": 0.81}) == "not measured"
-    assert claims.verdict(r2, 0.99, True, {"budget_exponent": 0.97}) == R
+    measured = {"demands_learned": 3, "budget_exponent_interval": [0.9, 1.1]}
+    assert claims.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.81}) == "not measured"
+    assert claims.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.97}) == R
 
 
 def test_report_counts_verdicts_and_reads_results(store_root):
@@ -96,7 +97,8 @@ def test_report_counts_verdicts_and_reads_results(store_root):
         assert f"| {finding} |" in text, f"finding {finding} of PAPER.md has no row"
     assert f"**{len(claims.CLAIMS)} claims: 0 reproduced, 0 partly, 0 not reproduced, 0 not measured, " \
            f"{len(claims.CLAIMS)} not run.**" in text
-    claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5, "demands_learned": 4})
+    claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5, "demands_learned": 4,
+                                   "budget_exponent_interval": [0.9, 1.0]})
     text = claims.report()
     row = next(l for l in text.splitlines() if "(n_train/T_train)^b" in l)
     assert "| 0.97 |" in row and "| reproduced |" in row
@@ -113,8 +115,20 @@ def test_unknown_claim():
 
 
 def test_print_verdicts_records_and_names_the_unmet_precondition(store_root, capsys):
-    claims.print_verdicts("03_budget_law", {"budget_exponent": 0.81, "budget_r2": 0.99, "demands_learned": 3})
+    claims.print_verdicts("03_budget_law", {"budget_exponent": 0.81, "budget_r2": 0.99, "demands_learned": 3,
+                                            "budget_exponent_interval": [0.7, 0.9]})
     out = capsys.readouterr().out
     assert "budget_exponent" in out and "-> partly" in out
-    assert "budget_r2" in out and "-> not measured (needs: the exponent within its tolerance" in out
+    assert "budget_r2" in out and "-> not measured (needs: the exponent measured and within its tolerance" in out
     assert claims._load("03_budget_law", "quick")["budget_r2"] == 0.99
+
+
+def test_the_exponent_needs_its_seed_interval_and_the_fit_needs_the_exponent():
+    exponent, r2 = claims.claim("budget_exponent"), claims.claim("budget_r2")
+    one_seed = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval": None}
+    assert claims.verdict(exponent, 0.98, ran=True, results=one_seed) == "not measured"
+    assert claims.verdict(r2, 0.99, ran=True, results=one_seed) == "not measured"
+    seeds = {**one_seed, "budget_exponent_interval": [0.9, 1.05]}
+    assert claims.verdict(exponent, 0.98, ran=True, results=seeds) == "reproduced"
+    assert claims.verdict(r2, 0.99, ran=True, results=seeds) == "reproduced"
+    assert claims.verdict(r2, 0.99, ran=True, results={**seeds, "budget_exponent": 0.8}) == "not measured"

@@ -44,11 +44,28 @@ def test_rescue_reads_a_serial_propagator_at_twice_its_length():
     cfg = RunConfig(task="Z5", n_train=4, T_train=4)
     t = head.tau(model, cfg.task_obj(), 4, 4, count=32)
     x = budget.rescue(dict(run=SimpleNamespace(model=model), config=cfg, tau=t), n_long=8, loops_factor=3, eval_count=32)
-    # one position per loop: at T_train = 4 the late positions 5..8 are empty; T* = ceil(8 / 1) = 8 solves all
-    assert x["T_star"] == 8 and x["at_T_star"] == (1.0, 1.0) and x["at_T_train"] == (0.0, 0.0)
+    # one position per loop: at T_train = 4 the late positions 5..8 are empty; the contract gives n = 8
+    # eight loops (demand held), T* = ceil(8 / 1) = 8 solves all; the scan runs to 3 x 8 loops
+    assert x["T_star"] == 8 and x["T_contract"] == 8 and len(x["acc"].seq_acc) == 24
+    assert x["at_T_star"] == (1.0, 1.0) and x["at_contract"] == (1.0, 1.0) and x["at_T_train"] == (0.0, 0.0)
     assert x["best_whole"] == (1.0, 8) and x["best_late"] == (1.0, 8)
     res = budget.law_results([dict(config=cfg, tau=t, learned=True)], budget.law_fit([]), {cfg: x})
-    assert res["rescue_gain"] == 1.0 and res["halting_acc"] == 1.0 and res["speed_at_T_eq_n"] == 1.0
+    assert res["rescue_gain"] == 1.0 and res["halting_late_acc"] == 1.0 and res["halting_acc"] == 1.0
+    assert res["late_at_T_train"] == 0.0 and res["speed_at_T_eq_n"] == 1.0
+    assert "T_train (4) 0.00 / 0.00   contract (8) 1.00 / 1.00   T* (8) 1.00 / 1.00   best 1.00 (8) / 1.00 (8)" \
+        in budget.rescue_table({cfg: x}, 8)
+
+
+def test_rescue_scans_to_T_star_when_the_speed_is_slower_than_the_contract():
+    model = SerialPropagator(5, 1)
+    cfg = RunConfig(task="Z5", n_train=4, T_train=2)          # demand 2, but the model moves 1 position a loop
+    t = head.tau(model, cfg.task_obj(), 4, 4, count=32)       # read at 4 loops: v-hat 1
+    x = budget.rescue(dict(run=SimpleNamespace(model=model), config=cfg, tau=t), n_long=8, loops_factor=1, eval_count=32)
+    assert x["T_contract"] == 4 and x["T_star"] == 8 and len(x["acc"].seq_acc) == 8    # scan extended to T*
+    assert x["at_contract"] == (0.0, 0.0) and x["at_T_star"] == (1.0, 1.0)
+    nothing = budget.rescue(dict(run=SimpleNamespace(model=model), config=cfg,
+                                 tau=_speed(float("nan"))), n_long=8, loops_factor=1, eval_count=32)
+    assert nothing["T_star"] is None and nothing["at_T_star"] is None
 
 
 def test_calibration_results_on_constructed_readings():
@@ -65,19 +82,38 @@ def test_calibration_results_on_constructed_readings():
     assert res["free_scaling_classes"] == {c1.contract: "linear", c2.contract: None}
 
 
-def test_saturation_results_count_fixed_points_and_significant_metrics():
-    rows = [dict(in_acc=1.0, ood_acc=o, skip1=s, jac_align=0.9, cosine=0.9, cka=0.9, aa=0.9)
-            for o, s in ((0.1, 1.0), (0.5, 0.9), (0.9, 0.8))] + [dict(in_acc=0.2, ood_acc=0.0, skip1=0.0, jac_align=0.0,
-                                                                        cosine=0.0, cka=0.0, aa=0.0)]
-    fitted = [r for r in rows if r["in_acc"] >= 0.9]
+def _row(run, recipe, in_acc, ood, tau_star, skip1=1.0, metric=0.9):
+    after = {m: (metric if tau_star else float("nan")) for m in saturation.METRICS}
+    after["skip1"] = skip1 if tau_star else float("nan")
+    return dict(run=run, model=run, recipe=recipe, in_acc=in_acc, ood_acc=ood, tau_star=tau_star,
+                fixed_fraction=1.0 if tau_star else 0.0, reached=bool(tau_star),
+                converged={"raw": 1.0 if tau_star else 0.0, "cosine": 1.0},
+                budget={m: 0.5 for m in saturation.METRICS}, **after)
+
+
+def test_saturation_results_read_the_settled_population_past_its_fixed_points():
+    rows = [_row("a", "settled", 1.0, 0.1, 5, skip1=1.0), _row("b", "settled", 1.0, 0.5, 6, skip1=0.9),
+            _row("c", "settled", 1.0, 0.9, 7, skip1=0.8), _row("d", "settled", 1.0, 0.3, None),
+            _row("e", "settled", 0.2, 0.0, 4, skip1=0.0),                   # did not learn: never correlated
+            _row("f", "fixed", 1.0, 0.0, None), _row("g", "fixed", 1.0, 0.0, None)]
+    fitted, _ = saturation.correlations(rows)
+    assert [r["run"] for r in fitted] == ["a", "b", "c"]          # learned, settled, metrics past tau* exist
+    at_budget, _ = saturation.correlations(rows, recipe="fixed", metrics_at="budget")
+    assert [r["run"] for r in at_budget] == ["f", "g"]
     corr = {m: Estimate(0.5, 0.1, 0.9, 3) if m == "skip1" else Estimate(0.0, -0.5, 0.5, 3) for m in saturation.METRICS}
-    reached = SimpleNamespace(tau_star=5, holds=True)
-    none = SimpleNamespace(tau_star=None, holds=False)
-    res = saturation.saturation_results(rows, fitted, corr, [(None, reached), (None, none)])
-    assert res["fixed_point_fraction"] == 0.5 and res["fixed_points_reached"] == "1/2"
-    assert res["prop1_fraction"] == 1.0 and res["skip1_min"] == 0.8 and res["tail_max_abs_rho_significant"] == 1
+    cfg = lambda seed: RunConfig(seed=seed)                                                     # noqa: E731
+    rows[0]["run"], rows[3]["run"] = (saturation.run_id(cfg(s)) for s in (10, 11))
+    checks = [(cfg(10), SimpleNamespace(tau_star=5, holds=True, fixed_fraction=1.0)),
+              (cfg(11), SimpleNamespace(tau_star=None, holds=False, fixed_fraction=0.0)),
+              (cfg(12), SimpleNamespace(tau_star=3, holds=False, fixed_fraction=1.0))]   # not in the population: not counted
+    res = saturation.saturation_results(rows, fitted, corr, checks)
+    assert res["population"] == 5 and res["learned"] == 4
+    assert res["fixed_point_fraction"] == 0.8 and res["fixed_points_reached"] == "4/5"
+    assert res["contrast_fixed_points_reached"] == "0/2" and res["converged_by_criterion"] == {"raw": 0.8, "cosine": 1.0}
+    assert res["skip1_min"] == 0.8 and res["tail_max_abs_rho_significant"] == 1
+    assert res["prop1_fraction"] == 1.0 and res["prop1_holds"] == "1/1"
     assert res["ood_acc_range"] == [0.1, 0.9]
-    no_fp = saturation.saturation_results(rows, fitted, corr, [(None, none)])
-    assert no_fp["prop1_fraction"] is None and no_fp["fixed_point_fraction"] == 0.0
-    kept, _ = saturation.correlations(rows)
-    assert len(kept) == 3
+    too_few = saturation.saturation_results(rows, fitted[:2], corr, checks)
+    assert too_few["tail_max_abs_rho_significant"] is None                 # under 3 models: not measured
+    none = saturation.saturation_results([_row("x", "settled", 1.0, 0.2, None)], [], corr, [])
+    assert none["fixed_point_fraction"] == 0.0 and none["skip1_min"] is None and none["prop1_fraction"] is None

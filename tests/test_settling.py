@@ -126,3 +126,29 @@ def test_tail_metrics_after_the_fixed_point_of_a_contraction():
     growing = LinearContraction(rho=1.3).eval()                              # no fixed point: no tail after it
     none = tail.metrics_after_fixed_point(growing, tokens, T_train=4, solved=solved, probes=2)
     assert none["tau_star"] is None and all(math.isnan(none[m]) for m in ("skip1", "jac_align", "aa"))
+
+
+def test_settled_inputs_keep_the_inputs_that_reach_a_fixed_point():
+    T = 10
+    t = torch.arange(1, T + 1, dtype=torch.float32)[:, None, None]
+    h = torch.ones(T, 3, 2, 4)
+    h[:, 0] *= t.clamp(max=4)                  # input 0 moves until loop 4, then rests
+    h[:, 1] *= 1.5 ** t                        # input 1 grows for ever
+    h[:, 2] *= t.clamp(max=8)                  # input 2 rests from loop 8 on
+    assert tail.fixed_point_loops(h).tolist() == [4, T, 8]
+    fixed, tau_star = tail.settled_inputs(h)
+    assert fixed.tolist() == [True, False, True] and tau_star == 8      # the loop from which both have settled
+    fixed, tau_star = tail.settled_inputs(h, quantile=0.5)              # the median settler: input 2 waits
+    assert fixed.tolist() == [True, False, False] and tau_star == 4
+    late = h.clone()
+    late[:, 2] = h[:, 1]
+    late[:, 0] = t.clamp(max=T - 1)            # the only settling input rests from the last step on
+    assert tail.settled_inputs(late)[1] is None                         # settles only at the last loop: no tail
+
+
+def test_jacobian_alignment_from_a_loop_equals_the_tail_of_the_full_reading():
+    model = SerialPropagator(5, 1)
+    tokens = torch.cat([torch.full((4, 1), 5), torch.randint(0, 5, (4, 6), generator=torch.Generator().manual_seed(1))], 1)
+    full = tail.jacobian_alignment(model, tokens, 10)
+    assert len(full) == 9
+    assert torch.allclose(torch.tensor(tail.jacobian_alignment(model, tokens, 10, from_loop=4)), torch.tensor(full[3:]))

@@ -8,8 +8,8 @@ an interval from the seeds, and what extra loops do at a longer length (rescue, 
   count of runs), so the interval says how much the seeds disagree. One seed per demand gives no
   interval (None).
 - `rescue`: whole-word and late-position (i > n_train) accuracy at a longer length after every loop
-  up to loops_factor x T_train, at T_train, at the halting rule's T* = ceil(n / v-hat) and at the
-  best loop.
+  up to loops_factor x the contract's loops there, at T_train, at the contract's loops, at the halting
+  rule's T* = ceil(n / v-hat) and at the best loop (`extrapolation.beyond_training`).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import numpy as np
 
 from ..probes import probe_seed
 from . import head
+from .extrapolation import beyond_training
 
 
 def contract_readings(runs, eval_count: int, learned_acc: float) -> list[dict]:
@@ -69,18 +70,37 @@ def seed_interval(demands, speeds, n_resamples: int = 2000, seed: int = 0) -> tu
 
 
 def rescue(reading: dict, n_long: int, loops_factor: int, eval_count: int) -> dict:
-    """Accuracy against test-time loops at length n_long for one learned run (see module docstring)."""
+    """What extra loops do at length n_long for one learned run (`extrapolation.beyond_training`,
+    the reading the recipe search logs): accuracy after every loop up to loops_factor x the contract's
+    loops at n_long, read at T_train, at the contract's loops, at T* = ceil(n_long / v-hat(tau)) and at
+    the best loop, each for whole words and for the late positions (i > n_train)."""
     r, c, t = reading["run"], reading["config"], reading["tau"]
-    acc = head.accuracy_by_loops(r.model, c.task_obj(), n_long, loops_factor * c.T_train, count=eval_count,
-                                 seed=probe_seed("rescue", c.seed))
-    late = acc.position_acc[:, c.n_train:].mean(1)          # positions beyond n_train (chance 1/|G|)
-    T_star = head.halting_loops(n_long, t.v_tau.v)
-    within = T_star <= len(acc.seq_acc)
-    return dict(acc=acc, late=late, T_star=T_star, within=within,
-                at_T_train=(acc.at(c.T_train), float(late[c.T_train - 1])),
-                at_T_star=(acc.at(T_star), float(late[T_star - 1])) if within else None,
-                best_late=(float(late.max()), int(late.argmax()) + 1),
-                best_whole=(float(acc.seq_acc.max()), int(acc.seq_acc.argmax()) + 1))
+    return beyond_training(r.model, c, n_long, t.v_tau.v, loops_factor, eval_count)
+
+
+def runs_table(recipes: dict) -> str:
+    """One line per run: recipe -> contract_readings(...), in that order."""
+    lines = []
+    for recipe, xs in recipes.items():
+        for x in xs:
+            c, m, t = x["config"], x["run"].metrics, x["tau"]
+            lines.append(f"{recipe:8s} {c.contract:26s} seed {c.seed}  steps {m['steps']:5d}  curriculum "
+                         f"{m['reached_length']}/{c.n_train}  solved {t.solved_fraction:.2f}  v(tau) {t.v_tau.v:5.2f}  "
+                         f"v(frontier) {t.v_frontier:5.2f}  law {c.demand:4.2f}")
+    return "\n".join(lines)
+
+
+def rescue_table(rescued: dict, n_long: int) -> str:
+    """One line per rescued run: whole-word / late-position accuracy at T_train, at the contract's
+    loops for n_long, at T* and at the best loop (with the loop counts)."""
+    lines = [f"at n = {n_long}: whole-word / late-position accuracy (positions > n_train); loops in brackets"]
+    for c, x in rescued.items():
+        pair = lambda p: f"{p[0]:.2f} / {p[1]:.2f}"                   # noqa: E731
+        star = pair(x["at_T_star"]) if x["T_star"] else "no speed"
+        lines.append(f"{c.contract:26s} s{c.seed}  T_train ({c.T_train}) {pair(x['at_T_train'])}   contract "
+                     f"({x['T_contract']}) {pair(x['at_contract'])}   T* ({x['T_star']}) {star}   best "
+                     f"{x['best_whole'][0]:.2f} ({x['best_whole'][1]}) / {x['best_late'][0]:.2f} ({x['best_late'][1]})")
+    return "\n".join(lines)
 
 
 def law_results(readings: list[dict], fit: LawFit, rescued: dict) -> dict:
@@ -96,9 +116,13 @@ def law_results(readings: list[dict], fit: LawFit, rescued: dict) -> dict:
         "budget_exponent_frontier": None if fit.frontier is None else round(fit.frontier.exponent, 3),
         "speed_at_T_eq_n": mean(at_T_eq_n),
         "rescue_gain": mean([x["best_late"][0] - x["at_T_train"][1] for x in rescued.values()]),
-        # whole words at T* (0 where T* lies beyond the loops tested), as the halting rule states it
-        "halting_acc": mean([x["at_T_star"][0] if x["within"] else 0.0 for x in rescued.values()]),
-        "halting_late_acc": mean([x["at_T_star"][1] if x["within"] else 0.0 for x in rescued.values()]),
+        # the halting rule as the paper states it: late positions at a longer n rescued by T* loops;
+        # whole words beside it (0 where the rule has no speed to work from)
+        "halting_late_acc": mean([x["at_T_star"][1] if x["T_star"] else 0.0 for x in rescued.values()]),
+        "halting_acc": mean([x["at_T_star"][0] if x["T_star"] else 0.0 for x in rescued.values()]),
+        "late_at_T_train": mean([x["at_T_train"][1] for x in rescued.values()]),
+        "whole_at_T_train": mean([x["at_T_train"][0] for x in rescued.values()]),
+        "best_late_acc": mean([x["best_late"][0] for x in rescued.values()]),
         "best_loop_acc": mean([x["best_whole"][0] for x in rescued.values()]),
         "contracts_learned": f"{len(learned)}/{len(readings)}",
         "demands_learned": len({x["config"].demand for x in learned}),

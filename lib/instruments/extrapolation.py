@@ -45,6 +45,27 @@ def accuracy_by_length(run, test_ns, loops_factor: float, count: int, seed: int 
             for n in test_ns}
 
 
+def beyond_training(model, cfg, n: int, v_hat: float, loops_factor: float, count: int) -> dict:
+    """What extra loops do at a length n beyond n_train, and what the halting rule picks there.
+
+    Whole-word accuracy and the late positions' accuracy (i > n_train: the positions the training
+    length never asked for) after every loop up to `scan_loops(cfg, n, loops_factor)`, extended to
+    T* = ceil(n / v-hat) if that lies further, on the `extrapolation` probe set of length n. Read at
+    T_train (the budget the model was trained with), at the contract's loops for n (`cfg.loops_at`),
+    at T* (None where v-hat is not a positive speed) and at the best loop; each as (whole, late),
+    the best as (accuracy, first loop reaching it)."""
+    T_star = head.halting_loops(n, v_hat) if np.isfinite(v_hat) and v_hat > 0 else None
+    T_contract = cfg.loops_at(n)
+    T_scan = max(scan_loops(cfg, n, loops_factor), T_star or 0, cfg.T_train)
+    acc = head.accuracy_by_loops(model, cfg.task_obj(), n, T_scan, count=count, seed=probe_seed("extrapolation", n),
+                                 streaming=cfg.streaming)
+    late = acc.position_acc[:, cfg.n_train:].mean(1)
+    at = lambda T: (acc.at(T), float(late[T - 1]))                    # noqa: E731
+    return dict(acc=acc, late=late, T_train=cfg.T_train, T_contract=T_contract, T_star=T_star,
+                at_T_train=at(cfg.T_train), at_contract=at(T_contract), at_T_star=at(T_star) if T_star else None,
+                best_whole=best_loop(acc.seq_acc), best_late=best_loop(late))
+
+
 def speed_in_distribution(run, count: int) -> tuple[head.TauResult, float]:
     """tau at the contract (n_train, T_train) on the `in_distribution` probe set, and v-hat(tau)
     (nan with fewer than head.MIN_SOLVED solved inputs: a speed over a handful of words is noise)."""

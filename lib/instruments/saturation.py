@@ -1,76 +1,151 @@
-"""Tail saturation over a population of trained models (Paper A §4): does any tail metric track
-out-of-distribution accuracy, and does Proposition 1 hold where a loop reaches a fixed point?
+"""Tail saturation over a population of trained models (Paper A §4): past the fixed point a trained
+loop converges to, does any tail metric track out-of-distribution accuracy, and does Proposition 1
+hold?
 
-- `population_row`: one model's in-distribution solved fraction, its OOD accuracy (the best
-  whole-word accuracy at ood_factor x n_train over test-time loops up to max(long_factor T_train,
-  n_ood + 2), so a model is not penalised for needing more loops on a longer input), and the tail
-  metrics (`tail.metrics_row`) at T_train on its solved inputs;
-- `correlations`: Spearman's rho of each tail metric with OOD accuracy over the models that solve
-  their training distribution (the question is which of the models that fit the data generalize);
-- `proposition1_checks`: Prop. 1 on every model whose loop is one fixed map G (not streaming);
-- `saturation_results`: the ledger's numbers.
+The population is one task family (S4 prefix products): models of the settled-loops recipe (seeds x
+contracts), with the fixed-T recipe's models as a contrast (their loops were never asked to hold an
+answer past the budget and reach no fixed point).
+
+- `population_row`: one model's in-distribution solved fraction (at T_train), its OOD accuracy (the
+  best whole-word accuracy at ood_factor x n_train over a scan of long_factor x the loops the run
+  gets there, `extrapolation.scan_loops`, so a model is not penalised for needing more loops on a
+  longer input), its convergence over conv_factor x T_train loops by every criterion of
+  `fixedpoint.CRITERIA`, whether it reaches a fixed point (raw criterion on >= REACHED of its inputs),
+  and the tail metrics twice: at the budget T_train (what a tail reading of an
+  unsettled loop sees) and past the raw fixed point tau* (`tail.metrics_after_fixed_point`: the tail
+  Proposition 1 speaks of; nan without a fixed point);
+- `correlations`: Spearman's rho of each tail metric with OOD accuracy, with bootstrap intervals,
+  over the models that solve their training distribution and reach a fixed point;
+- `proposition1_checks`: Prop. 1 on every model, over conv_factor x T_train loops;
+- `saturation_results`: the ledger's numbers. The fixed-point verdict uses the raw relative step
+  (Proposition 1 is about a fixed point of G itself); the other criteria are shown beside it.
 """
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from .. import stats
+from ..config import run_id
 from ..probes import probe_seed, probe_set
 from . import head, tail
+from .extrapolation import scan_loops
+from .fixedpoint import convergence_all, states
 
 METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
+LEARNED = 0.9          # in-distribution solved fraction for a model to count as fitting its data
+REACHED = 0.5          # share of inputs whose loop settles (raw) for a model to count as reaching a fixed
+                       # point: the threshold the recipe search wrote down before it ran
 
 
-def population_row(run, ood_factor: int, long_factor: int, eval_count: int, probes: int) -> dict:
+def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_factor: int, eval_count: int,
+                   probes: int, conv_inputs: int = 128) -> dict:
     c = run.config
     task = c.task_obj()
     tokens, labels = probe_set(task, "tail", c.seed, c.n_train, eval_count)
-    with torch.no_grad():
-        solved = (run.model(tokens, c.T_train, streaming=c.streaming).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
+    solved = head.loop_predictions(run.model, tokens, c.T_train)[-1] == labels[:, 1:]
+    solved = solved.all(1)
     n_ood = ood_factor * c.n_train
-    T_max = max(long_factor * c.T_train, n_ood + 2)
-    ood = head.accuracy_by_loops(run.model, task, n_ood, T_max, count=eval_count,
-                                 seed=probe_seed("contest_target", 0), streaming=c.streaming)
-    return dict(model=f"{c.task} n={c.n_train} T={c.T_train} {c.schedule}", in_acc=float(solved.float().mean()),
-                ood_acc=float(ood.seq_acc.max()),
-                **tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train, c.streaming))
+    ood = head.accuracy_by_loops(run.model, task, n_ood, scan_loops(c, n_ood, long_factor), count=eval_count,
+                                 seed=probe_seed("contest_target", 0))
+    conv = convergence_all(states(run.model, tokens[:conv_inputs], conv_factor * c.T_train))
+    at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train)
+    after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor)
+    return dict(run=run_id(c), model=f"{recipe} {c.contract} seed {c.seed}", recipe=recipe, demand=c.demand, seed=c.seed,
+                in_acc=float(solved.float().mean()), ood_acc=float(ood.seq_acc.max()),
+                converged={k: v.reached_fraction for k, v in conv.items()}, tau_star=after["tau_star"],
+                fixed_fraction=after["fixed_fraction"],
+                reached=after["tau_star"] is not None and after["fixed_fraction"] >= REACHED,
+                budget={m: at_budget[m] for m in METRICS}, **{m: after[m] for m in METRICS})
 
 
-def correlations(rows: list[dict], min_in_acc: float = 0.9) -> tuple[list[dict], dict]:
-    """(the rows that solve their training distribution, metric -> Spearman estimate over them)."""
-    fitted = [r for r in rows if r["in_acc"] >= min_in_acc]
+def correlations(rows: list[dict], recipe: str = "settled", metrics_at: str = "fixed point") -> tuple[list[dict], dict]:
+    """(the rows of `recipe` that solve their training distribution and have the metrics, metric ->
+    Spearman estimate of metric against OOD accuracy over them). metrics_at: "fixed point" (read past
+    tau*; models without a fixed point have none) or "budget" (read at T_train)."""
+    value = (lambda r, m: r[m]) if metrics_at == "fixed point" else (lambda r, m: r["budget"][m])  # noqa: E731
+    fitted = [r for r in rows if r["recipe"] == recipe and r["in_acc"] >= LEARNED
+              and (r["reached"] or metrics_at == "budget") and all(np.isfinite(value(r, m)) for m in METRICS)]
     ood = [r["ood_acc"] for r in fitted]
-    return fitted, {m: stats.spearman([r[m] for r in fitted], ood) for m in METRICS}
+    if len(fitted) < 3:                  # a rank correlation over fewer than 3 models is undefined
+        return fitted, {m: stats.Estimate(float("nan"), float("nan"), float("nan"), len(fitted)) for m in METRICS}
+    return fitted, {m: stats.spearman([value(r, m) for r in fitted], ood) for m in METRICS}
 
 
-def proposition1_checks(runs, long_factor: int, count: int = 64) -> list[tuple]:
-    """(config, Prop1Check) for every run whose loop is one fixed map (the streaming schedule reveals
-    tokens late, so its loop is not)."""
+def proposition1_checks(runs, conv_factor: int, count: int = 64) -> list[tuple]:
+    """(config, Prop1Check) for every run whose loop is one fixed map G, over conv_factor x T_train loops."""
     out = []
     for run in runs:
         c = run.config
-        if c.streaming:
+        if c.streaming:           # the streaming schedule reveals tokens late: its loop is not one map
             continue
         tokens, _ = probe_set(c.task_obj(), "prop1", 0, c.n_train, count)
-        out.append((c, tail.proposition1(run.model, tokens, long_factor * c.T_train, tol=1e-3)))
+        out.append((c, tail.proposition1(run.model, tokens, conv_factor * c.T_train, tol=1e-3)))
     return out
 
 
-def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks: list[tuple]) -> dict:
-    prop1 = [p for _, p in checks]
-    reached = sum(p.tau_star is not None for p in prop1)
-    ood = np.array([r["ood_acc"] for r in fitted])
+def rows_table(rows: list[dict]) -> str:
+    """One line per model: solved fraction, OOD accuracy, converged share by criterion, tau*, and the
+    tail metrics past tau* (or '-' without a fixed point) and at the budget."""
+    crit = list(rows[0]["converged"]) if rows else []
+    head_ = (f"{'model':42s} {'in':>4s} {'OOD':>5s} " + " ".join(f"{k[:4]:>4s}" for k in crit) + f" {'tau*':>4s}  "
+             + " ".join(f"{m:>7s}" for m in METRICS) + "   | at T_train: " + " ".join(f"{m:>7s}" for m in METRICS))
+    lines = [head_]
+    f = lambda x: "      -" if not np.isfinite(x) else f"{x:7.3f}"          # noqa: E731
+    for r in rows:
+        lines.append(f"{r['model']:42s} {r['in_acc']:4.2f} {r['ood_acc']:5.3f} "
+                     + " ".join(f"{r['converged'][k]:4.2f}" for k in crit)
+                     + f" {'-' if r['tau_star'] is None else r['tau_star']:>4}  " + " ".join(f(r[m]) for m in METRICS)
+                     + "   |             " + " ".join(f(r["budget"][m]) for m in METRICS))
+    return "\n".join(lines)
+
+
+def proposition1_table(checks: list[tuple]) -> str:
+    lines = []
+    for c, check in checks:
+        name = f"{c.contract} seed {c.seed} ({'fixed T' if c.schedule == 'fixed' else c.schedule})"
+        if check.tau_star is None:
+            lines.append(f"{name}: no fixed point within {check.T} loops: last relative step {check.last_step:.3g}, "
+                         f"state norm grew {check.norm_growth:.3g}x -> premise of Prop. 1 absent")
+        else:
+            lines.append(f"{name}: fixed point from loop {check.tau_star} of {check.T}; skip preservation "
+                         f"{check.skip_preservation:.2f}, Jacobian change {check.jacobian_change:.4f}, feature change "
+                         f"{check.feature_change:.4f} -> {'holds' if check.holds else 'does not hold'}")
+    return "\n".join(lines)
+
+
+def significant(corr: dict) -> int:
+    """How many metrics' 95 % intervals for rho exclude 0."""
+    return int(sum(1 for e in corr.values() if np.isfinite(e.value) and (e.low > 0 or e.high < 0)))
+
+
+def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks: list[tuple],
+                       recipe: str = "settled") -> dict:
+    """The ledger's numbers, on the population of `recipe`; the contrast's fixed points beside them."""
+    population = [r for r in rows if r["recipe"] == recipe]
+    learned = [r for r in population if r["in_acc"] >= LEARNED]
+    reached = [r for r in population if r["reached"]]
+    past = [r for r in learned if r["reached"]]
+    ids = {r["run"] for r in population}
+    prop1 = [p for c, p in checks if run_id(c) in ids]
+    p1_reached = [p for p in prop1 if p.tau_star is not None and p.fixed_fraction >= REACHED]
+    ood = np.array([r["ood_acc"] for r in learned]) if learned else np.array([np.nan])
+    others = [r for r in rows if r["recipe"] != recipe]
     return {
-        "fixed_points_reached": f"{reached}/{len(prop1)}",
-        "fixed_point_fraction": round(reached / len(prop1), 3) if prop1 else None,
-        "skip1_min": round(min(r["skip1"] for r in fitted), 3) if fitted else None,
-        "jac_align_min": round(min(r["jac_align"] for r in fitted), 3) if fitted else None,
-        "tail_max_abs_rho_significant": int(sum(1 for e in corr.values()
-                                                if np.isfinite(e.value) and (e.low > 0 or e.high < 0))),
+        "population": len(population), "learned": len(learned),
+        "fixed_points_reached": f"{len(reached)}/{len(population)}",
+        "fixed_point_fraction": round(len(reached) / len(population), 3) if population else None,
+        "converged_by_criterion": {k: round(float(np.mean([r["converged"][k] for r in population])), 3)
+                                   for k in (population[0]["converged"] if population else ())},
+        "contrast_fixed_points_reached": f"{sum(r['reached'] for r in others)}/{len(others)}",
+        "skip1_min": round(min(r["skip1"] for r in past), 3) if past else None,
+        "jac_align_min": round(min(r["jac_align"] for r in past), 3) if past else None,
+        "correlated_models": len(fitted),
+        "tail_max_abs_rho_significant": significant(corr) if len(fitted) >= 3 else None,
         "tail_rho": {m: (round(e.value, 2) if np.isfinite(e.value) else None) for m, e in corr.items()},
-        "ood_acc_range": [round(float(ood.min()), 3), round(float(ood.max()), 3)],
-        "prop1_holds": f"{sum(p.holds for p in prop1)}/{len(prop1)}",
+        "tail_rho_interval": {m: ([round(e.low, 2), round(e.high, 2)] if np.isfinite(e.value) else None)
+                              for m, e in corr.items()},
+        "ood_acc_range": [round(float(np.nanmin(ood)), 3), round(float(np.nanmax(ood)), 3)],
+        "prop1_holds": f"{sum(p.holds for p in p1_reached)}/{len(p1_reached)}",
         # Prop. 1 is a theorem about loops that reach a fixed point: judged on those that do
-        "prop1_fraction": round(sum(p.holds for p in prop1) / reached, 3) if reached else None,
+        "prop1_fraction": round(sum(p.holds for p in p1_reached) / len(p1_reached), 3) if p1_reached else None,
     }

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..probes import probe_seed, probe_set
-from ..train import loops_at_length
 from . import head, tail
+from .extrapolation import beyond_training
 from .fixedpoint import convergence_all, states
 
 
@@ -46,17 +44,12 @@ def settle_summary(model, cfg, count: int = 512, long_factor: int = 4, conv_fact
            "prop1": {"tau_star": p1.tau_star, "skip": _f(p1.skip_preservation), "jacobian_change": _f(p1.jacobian_change),
                      "norm_growth": _f(p1.norm_growth), "holds": bool(p1.holds)},
            "ood": {}}
-    v = t.v_tau.v
     for factor in ood_factors:
         n_ood = int(round(factor * n))
-        T_n = loops_at_length(n_ood, n, T)
-        T_star = head.halting_loops(n_ood, v) if v > 0 and math.isfinite(v) else None
-        T_max = max(long_factor * T_n, T_star or 0)
-        a = head.accuracy_by_loops(model, task, n_ood, T_max, count, seed=probe_seed("extrapolation", n_ood))
-        late = a.position_acc[:, n:].mean(1)
-        best = int(np.argmax(a.seq_acc)) + 1
+        b = beyond_training(model, cfg, n_ood, t.v_tau.v, long_factor, count)
         out["ood"][str(n_ood)] = {
-            "T_contract": T_n, "at_contract": _f(a.at(T_n)), "T_star": T_star,
-            "at_T_star": _f(a.at(T_star)) if T_star else None, "best": _f(a.seq_acc.max()), "best_loop": best,
-            "late_at_T_star": _f(late[T_star - 1]) if T_star else None, "late_best": _f(late.max())}
+            "T_contract": b["T_contract"], "at_contract": _f(b["at_contract"][0]), "T_star": b["T_star"],
+            "at_T_star": _f(b["at_T_star"][0]) if b["T_star"] else None, "best": _f(b["best_whole"][0]),
+            "best_loop": b["best_whole"][1], "late_at_T_star": _f(b["at_T_star"][1]) if b["T_star"] else None,
+            "late_best": _f(b["best_late"][0])}
     return out

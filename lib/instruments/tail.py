@@ -18,8 +18,8 @@ Definitions used here (the paper leaves the exact forms open):
   the mean cosine similarity of the two final states per (input, position). Near 1: the end state
   does not depend on the path. Anil et al. compare a zero and a random initialisation; our model
   starts from the embedding, so the embedding start stands in for their zero start.
-- Proposition 1, numerically: after the first loop tau* from which the state moves by less than
-  `tol` (relative), check (i) skip-k preservation, (ii) ||J_t u - J_{t'} u|| / ||J_t u|| for t, t' >= tau*,
+- Proposition 1, numerically: on the inputs whose state settles (moves by less than `tol`, relative,
+  from some loop on), after the loop tau* from which all of them have, check (i) skip-k preservation, (ii) ||J_t u - J_{t'} u|| / ||J_t u|| for t, t' >= tau*,
   (iii) features of a fixed dictionary (PCA of states, fitted once) at t and t'.
 """
 from __future__ import annotations
@@ -64,8 +64,10 @@ def _step_fn(model, e):
     return lambda h: model.step(h, e)
 
 
-def jacobian_alignment(model, tokens: torch.Tensor, T: int, probes: int = 4, seed: int = 0) -> np.ndarray:
-    """(T - 1,) mean cosine between J_t u and J_{t+1} u over probes u, for t = 1..T-1 (J_t at h^t)."""
+def jacobian_alignment(model, tokens: torch.Tensor, T: int, probes: int = 4, seed: int = 0,
+                       from_loop: int = 1) -> np.ndarray:
+    """(T - from_loop,) mean cosine between J_t u and J_{t+1} u over probes u, for t = from_loop..T-1
+    (J_t at h^t); the loops before from_loop are not differentiated at all."""
     states = _states(model, tokens, T)                          # h^1..h^T
     e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
@@ -73,7 +75,7 @@ def jacobian_alignment(model, tokens: torch.Tensor, T: int, probes: int = 4, see
     us = [u / u.flatten(1).norm(dim=1)[:, None, None] for u in us]
     out = []
     prev = None
-    for t in range(T):
+    for t in range(from_loop - 1, T):
         ju = [jvp(_step_fn(model, e), (states[t],), (u,))[1].detach() for u in us]
         if prev is not None:
             cos = [torch.nn.functional.cosine_similarity(a.flatten(1), b.flatten(1), dim=1).mean() for a, b in zip(prev, ju)]
@@ -115,16 +117,31 @@ def asymptotic_alignment(model, tokens: torch.Tensor, T_long: int, seed: int = 0
     return float(torch.nn.functional.cosine_similarity(a[:, 1:], b[:, 1:], dim=-1).mean())
 
 
-def fixed_point_loop(states: torch.Tensor, tol: float = 1e-3) -> int | None:
-    """First loop t (1-indexed) with ||h^{t+1} - h^t|| <= tol ||h^t|| for every later step; None if never."""
-    rel = ((states[1:] - states[:-1]).flatten(1).norm(dim=1) / states[:-1].flatten(1).norm(dim=1)).numpy()
-    first = int(settled_from(rel <= tol))
-    return None if first > len(rel) else first
+def fixed_point_loops(states: torch.Tensor, tol: float = 1e-3) -> np.ndarray:
+    """(B,) per input: the first loop t (1-indexed) with ||h^{t'+1} - h^{t'}|| <= tol ||h^{t'}|| for every
+    t' >= t, on the input's whole state; T = len(states) where it never settles within the loops run."""
+    step = (states[1:] - states[:-1]).flatten(2).norm(dim=2) / states[:-1].flatten(2).norm(dim=2).clamp(min=1e-12)
+    return settled_from((step <= tol).numpy())
+
+
+def settled_inputs(states: torch.Tensor, tol: float = 1e-3, quantile: float = 0.9) -> tuple[np.ndarray, int | None]:
+    """(mask of the inputs read past the fixed point, tau*: the loop from which every one of them rests).
+
+    tau* is the `quantile` (nearest rank) of the settling loops of the inputs that settle within the
+    loops run, and the mask keeps the inputs settled by tau*: a few inputs that settle only in the last
+    loops do not push tau* to the end and leave no tail to read. tau* None when no input settles, or
+    when tau* is the last loop (no tail)."""
+    loops = fixed_point_loops(states, tol)
+    settling = np.sort(loops[loops < len(states)])
+    if not len(settling):
+        return np.zeros(len(loops), bool), None
+    tau_star = int(settling[max(0, int(np.ceil(quantile * len(settling))) - 1)])
+    return loops <= tau_star, (tau_star if tau_star < len(states) - 1 else None)
 
 
 @dataclass
 class Prop1Check:
-    tau_star: int | None      # loop from which the state is fixed (relative step <= tol)
+    tau_star: int | None      # loop from which the state is fixed (relative step <= tol) on every input that settles
     T: int
     last_step: float          # relative step ||h^T - h^{T-1}|| / ||h^{T-1}|| (why no fixed point, if none)
     norm_growth: float        # ||h^T|| / ||h^1||
@@ -132,17 +149,21 @@ class Prop1Check:
     jacobian_change: float    # max over t, t' >= tau_star of ||J_t u - J_t' u|| / ||J_t u||
     feature_change: float     # max over t >= tau_star of ||z_t - z_tau*|| / ||z_tau*|| for PCA features z
     holds: bool
+    fixed_fraction: float = 0.0   # share of the inputs whose loop settles (the ones checked)
 
 
 def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes: int = 2,
                  n_features: int = 8, seed: int = 0) -> Prop1Check:
-    """Check Proposition 1's three statements numerically on one batch of inputs."""
+    """Check Proposition 1's three statements numerically on the inputs of one batch whose loop reaches
+    a fixed point within T loops (tau*: the loop from which all of them have); the premise is absent
+    (tau_star None) when none does."""
     states = _states(model, tokens, T)
-    tau_star = fixed_point_loop(states, tol)
     last_step = float((states[-1] - states[-2]).norm() / states[-2].norm())
     growth = float(states[-1].norm() / states[0].norm())
-    if tau_star is None or tau_star >= T:
-        return Prop1Check(tau_star, T, last_step, growth, float("nan"), float("nan"), float("nan"), False)
+    fixed, tau_star = settled_inputs(states, tol)
+    if tau_star is None:
+        return Prop1Check(None, T, last_step, growth, float("nan"), float("nan"), float("nan"), False, float(fixed.mean()))
+    tokens, states = tokens[torch.from_numpy(fixed)], states[:, torch.from_numpy(fixed)]
     k = T - tau_star
     preserved = skip_k_preservation(model, tokens, T, k)
     e = model.embed_tokens(tokens).detach()
@@ -161,7 +182,7 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
     feat_change = max(float(((states[t].reshape(-1, X.shape[1]) - mean) @ V - z_ref).norm() / z_ref.norm())
                       for t in range(tau_star - 1, T))
     holds = preserved == 1.0 and jac_change <= 10 * tol and feat_change <= 10 * tol
-    return Prop1Check(tau_star, T, last_step, growth, preserved, jac_change, feat_change, holds)
+    return Prop1Check(tau_star, T, last_step, growth, preserved, jac_change, feat_change, holds, float(fixed.mean()))
 
 
 def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probes: int = 4,
@@ -176,7 +197,7 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
     sim = cross_step_similarity(model, tokens, T, streaming=streaming) if looped else None
     return dict(
         skip1=skip_k_preservation(model, tokens, T, 1, streaming=streaming, only=solved) if looped else nan,
-        jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes)[from_loop - 1:]))
+        jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes, from_loop=from_loop)))
         if looped else nan,
         cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
         aa=asymptotic_alignment(model, tokens[:64], T_long or 4 * T))
@@ -185,11 +206,15 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
 def metrics_after_fixed_point(model, tokens: torch.Tensor, T_train: int, solved: torch.Tensor, probes: int = 4,
                               conv_factor: int = 8, tol: float = 1e-3) -> dict:
     """The tail metrics past the loop's fixed point (Proposition 1's regime), not past T_train: run
-    conv_factor x T_train loops, find tau* (raw relative step <= tol for good, `fixed_point_loop`), and
-    read `metrics_row` at the last of those loops with the Jacobian alignment over the pairs from tau*
-    on. Without a fixed point the tail after it does not exist: every metric nan, tau_star None."""
+    conv_factor x T_train loops, keep the inputs whose loop settles (raw relative step <= tol for good,
+    `settled_inputs`), and read `metrics_row` on them at the last of those loops, with the Jacobian
+    alignment over the loop pairs from tau* on. fixed_fraction: the share of inputs kept. Without a
+    fixed point the tail after it does not exist: every metric nan, tau_star None."""
     T_end = conv_factor * T_train
-    tau_star = fixed_point_loop(_states(model, tokens, T_end), tol)
-    if tau_star is None or tau_star >= T_end:
-        return dict(tau_star=None, **{m: float("nan") for m in ("skip1", "jac_align", "cosine", "cka", "aa")})
-    return dict(tau_star=tau_star, **metrics_row(model, tokens, T_end, solved, probes, T_end, from_loop=tau_star))
+    fixed, tau_star = settled_inputs(_states(model, tokens, T_end), tol)
+    if tau_star is None:
+        return dict(tau_star=None, fixed_fraction=float(fixed.mean()),
+                    **{m: float("nan") for m in ("skip1", "jac_align", "cosine", "cka", "aa")})
+    keep = torch.from_numpy(fixed)
+    return dict(tau_star=tau_star, fixed_fraction=float(fixed.mean()),
+                **metrics_row(model, tokens[keep], T_end, solved[keep], probes, T_end, from_loop=tau_star))

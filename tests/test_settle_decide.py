@@ -1,0 +1,30 @@
+"""The recipe search's pre-registered rule (bench/settle_search.py), applied to constructed log rows."""
+from bench.settle_search import decide
+
+
+def _row(recipe, demand, seed, v, in_acc=1.0, raw=0.9, at_4T=0.95, best=0.5):
+    return dict(recipe=recipe, demand=demand, seed=seed, v_tau=v, in_acc={"1T": in_acc, "2T": in_acc, "4T": at_4T},
+                convergence={"raw": {"reached": raw}}, ood={"16": {"best": best}})
+
+
+def _recipe(name, speeds, **kw):
+    return [_row(name, d, s, speeds(d, s), **kw) for s in (0, 1) for d in (0.5, 1.0, 2.0)]
+
+
+def test_a_recipe_on_the_law_that_settles_is_picked_and_the_rule_reads_each_part():
+    on_law = _recipe("on", lambda d, s: d * (1.0 + 0.02 * s))
+    off_law = _recipe("off", lambda d, s: d ** 0.5)                      # exponent 0.5: interval misses 1
+    unsettled = _recipe("drift", lambda d, s: d, raw=0.2)                 # on the law, no fixed point
+    v = decide(on_law + off_law + unsettled)
+    assert v["on"]["keeps_law"] and v["on"]["settles"]
+    assert v["off"]["keeps_law"] is False and v["off"]["settles"]
+    assert v["drift"]["keeps_law"] and v["drift"]["settles"] is False
+
+
+def test_missing_seeds_and_stopped_runs():
+    rows = _recipe("r", lambda d, s: d)
+    assert decide(rows[:5])["r"]["keeps_law"] is None                    # demand 2 has one seed: undecided
+    stopped = dict(recipe="r", demand=0.5, seed=2, abandoned="ran away")
+    assert decide(rows + [stopped])["r"]["keeps_law"] is False           # a stopped run did not learn
+    forgets = _recipe("f", lambda d, s: d, at_4T=0.5)
+    assert decide(forgets)["f"]["settles"] is False
