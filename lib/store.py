@@ -82,9 +82,11 @@ def load_run(cfg: RunConfig) -> Run:
     return Run(cfg, model, json.loads((d / "metrics.json").read_text()), d)
 
 
-def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None) -> Path:
+def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None,
+             compiled: bool = False) -> Path:
     """Write a finished run; `wall_s` (training wall time, not part of the deterministic metrics) goes
-    into DONE."""
+    into DONE, and `compiled: true` when the run trained with a compiled step (not a bit-identical
+    replay of its recipe's eager run)."""
     d = run_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     atomic_write_json(d / "config.json", cfg.to_dict())
@@ -92,15 +94,17 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: fl
     atomic_write(d / "model.pt", lambda tmp: torch.save(weights, tmp))
     atomic_write_json(d / "metrics.json", metrics)
     atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
-                                    "train_wall_s": None if wall_s is None else round(wall_s, 1)})
+                                    "train_wall_s": None if wall_s is None else round(wall_s, 1),
+                                    **({"compiled": True} if compiled else {})})
     (d / "checkpoint.pt").unlink(missing_ok=True)
     return d
 
 
 def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool = True,
-                 lock_timeout: float = 3600.0, device: str = "cpu") -> Run:
-    """The finished run for `cfg`: from the store if cached, else trained now (on `device`) and stored.
-    Loaded runs live on the CPU (instruments run there)."""
+                 lock_timeout: float = 3600.0, device: str = "cpu", compile: bool = False) -> Run:
+    """The finished run for `cfg`: from the store if cached, else trained now (on `device`, with a
+    compiled step if `compile`: see `train.train`) and stored. Loaded runs live on the CPU (instruments
+    run there)."""
     if is_done(cfg):
         return load_run(cfg)
     if not train_if_missing:
@@ -120,13 +124,14 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
                 return load_run(cfg)
             t0 = time.time()
             try:
-                model, metrics = train(cfg, workdir=d, progress=progress, device=device, init_state=init_state)
+                model, metrics = train(cfg, workdir=d, progress=progress, device=device, compile=compile,
+                                       init_state=init_state)
                 if lineage is not None:
                     metrics = {**metrics, "lineage": lineage}
             except Diverged as err:
                 atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise
-            save_run(cfg, model, metrics, wall_s=time.time() - t0)
+            save_run(cfg, model, metrics, wall_s=time.time() - t0, compiled=compile)
     except Timeout:
         raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training {d}; "
                            f"is another process still training it?") from None

@@ -312,9 +312,14 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     """Train one run. Returns (model, metrics). Resumes from `workdir/checkpoint.pt` if present.
 
     device "cuda": the same program on the GPU under bf16 autocast (data are still drawn on the CPU
-    from the seeded generator, so the data stream does not depend on the device); compile: wrap the loop
-    step in `torch.compile` (it unrolls the loops; worth it only for long GPU runs). The device is
-    not part of the config: a run's hash names its recipe, and the store keeps one run per recipe.
+    from the seeded generator, so the data stream does not depend on the device). compile: on the CPU,
+    one loop (`model.step`) is compiled with dynamic shapes, so a run makes two graphs whatever
+    lengths and loop counts its schedule draws (1.3x a quick S4 step, bench/cpu_step_speed.py; pays
+    after about 1,000 steps); on a GPU the whole forward pass is compiled (it unrolls the loops;
+    worth it only for long runs). Compiled kernels round differently: a compiled run is another
+    sample of its recipe, not a bit-identical replay (the store records that it was compiled). The
+    device is not part of the config: a run's hash names its recipe, and the store keeps one run per
+    recipe.
 
     init_state: the weights of `cfg.init_from` (the store loads and verifies them); training starts
     from them with a fresh optimiser, warmup and curriculum. A checkpoint, if present, wins."""
@@ -328,7 +333,11 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
             raise ValueError(f"init_from: {cfg.init_from!r} needs the parent's weights as init_state "
                              "(store.get_or_train passes them)")
         model.load_state_dict({k: v.to(device) for k, v in init_state.items()})
-    forward = torch.compile(model) if compile else model
+    forward = model
+    if compile and device.type == "cpu":      # one loop compiled; T stays a Python loop
+        model.step = torch.compile(model.step, dynamic=True)
+    elif compile:
+        forward = torch.compile(model)
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
     data_gen = torch.Generator().manual_seed(cfg.seed)
     run = RunProgress(cfg)
@@ -357,6 +366,8 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
             _save_checkpoint(ckpt_path, model, opt, data_gen, run)
     if bar is not None:
         bar.close()
+    if "step" in vars(model):
+        del model.step                        # back to the plain method: eager evaluation from here on
     model.eval()
     return model, run.metrics(model, evaluate(model, task, cfg.n_train, cfg.T_train, cfg.eval_count, cfg.seed,
                                               cfg.streaming))

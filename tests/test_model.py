@@ -134,3 +134,25 @@ def test_single_model_has_no_population_axis():
         m.unstack(0)
     with pytest.raises(ValueError, match="models"):
         LoopedTransformer.stack([m, make(injection="add")])
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_as_broadcast_products_equals_the_fused_kernel(causal):
+    from lib.model import attention_products
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(3, 2, 4, 9, 16, generator=g) for _ in range(3))    # (P, B, H, N, d): population shape too
+    fused = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert torch.allclose(attention_products(q, k, v, causal), fused, atol=1e-5)
+
+
+def test_a_compiled_training_run_is_a_close_sample_of_the_eager_one(tmp_path):
+    from lib.config import RunConfig
+    from lib.train import train
+    cfg = RunConfig(task="S3", n_train=4, T_train=4, d_model=16, n_heads=2, batch=8, max_steps=6, warmup=2,
+                    eval_count=16, schedule="proportional", T_jitter=2.0, loss_loops="tail", outer_norm=True)
+    eager, m_eager = train(cfg)
+    compiled, m_compiled = train(cfg, compile=True)
+    assert "step" not in vars(compiled)                          # the plain method again after training
+    for name, w in eager.state_dict().items():
+        assert torch.allclose(w, compiled.state_dict()[name], atol=1e-4), name
+    assert [r["step"] for r in m_eager["log"]] == [r["step"] for r in m_compiled["log"]]
