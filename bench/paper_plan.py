@@ -3,6 +3,7 @@ few steps on the CPU, and the whole profile's training FLOPs and estimated H200 
 
     .venv/bin/python -m bench.paper_plan                 # all sections (make paper-plan)
     .venv/bin/python -m bench.paper_plan --no-train      # FLOPs only
+    .venv/bin/python -m bench.paper_plan --no-train --update   # and write the table into bench/README.md
 
 FLOPs per optimiser step: forward + backward of one word at the full training length n_train
 with the most loops a batch can get (T_train x T_jitter), counted by torch's FlopCounterMode
@@ -100,19 +101,42 @@ def main(argv=None) -> int:
     ap.add_argument("--sections", nargs="*", default=None, help=f"default: all of {sorted(SECTIONS)}")
     ap.add_argument("--no-train", action="store_true", help="count FLOPs only, no dry training steps")
     ap.add_argument("--tflops", type=float, default=None, help="effective H200 TFLOP/s to assume")
+    ap.add_argument("--update", action="store_true", help="write the table into bench/README.md")
     a = ap.parse_args(argv)
     unknown = set(a.sections or ()) - set(SECTIONS)
     if unknown:
         raise SystemExit(f"--sections: unknown {sorted(unknown)}; allowed: {sorted(SECTIONS)}")
     torch.set_num_threads(1)
     rows = plan(a.sections, 0 if a.no_train else 2, a.tflops)
-    print(f"paper profile; throughput: {rows[0]['source']}")
-    print(f"{'section':20s} {'runs':>4s} {'PFLOP':>9s} {'H200 h':>7s} {'dry 2 steps s':>13s}  largest run")
-    for r in rows:
-        print(f"{r['section']:20s} {r['runs']:4d} {r['pflop']:9.1f} {r['h200_hours']:7.2f} {r['dry_s']:13.1f}  {r['largest']}")
-    print(f"{'total':20s} {sum(r['runs'] for r in rows):4d} {sum(r['pflop'] for r in rows):9.1f} "
-          f"{sum(r['h200_hours'] for r in rows):7.2f}   (upper bound: every step at full length, max_steps)")
+    lines = [f"paper profile; throughput: {rows[0]['source']}",
+             f"{'section':20s} {'runs':>4s} {'PFLOP':>9s} {'H200 h':>7s} {'dry 2 steps s':>13s}  largest run"]
+    lines += [f"{r['section']:20s} {r['runs']:4d} {r['pflop']:9.1f} {r['h200_hours']:7.2f} {r['dry_s']:13.1f}  "
+              f"{r['largest']}" for r in rows]
+    lines.append(f"{'total':20s} {sum(r['runs'] for r in rows):4d} {sum(r['pflop'] for r in rows):9.1f} "
+                 f"{sum(r['h200_hours'] for r in rows):7.2f}   (upper bound: every step at full length, max_steps)")
+    print("\n".join(lines))
+    if a.update:
+        write_readme(lines, a)
     return 0
+
+
+MARK_BEGIN, MARK_END = "<!-- paper-plan:begin -->", "<!-- paper-plan:end -->"
+
+
+def write_readme(lines: list[str], a) -> None:
+    """The plan's table between its markers in bench/README.md (bench/run.py keeps the block)."""
+    from lib.paths import atomic_write_text
+    readme = PROJECT_ROOT / "bench" / "README.md"
+    s = readme.read_text()
+    cmd = "python -m bench.paper_plan" + (" --no-train" if a.no_train else "") + " --update"
+    block = (f"{MARK_BEGIN}\n## The paper profile on one H200, planned (`make paper-plan`)\n\n`.venv/bin/{cmd}` "
+             f"(CI runs the plan with 2 training steps per config: tests/test_paper_plan.py)\n\n```\n"
+             + "\n".join(lines) + f"\n```\n{MARK_END}")
+    if MARK_BEGIN in s:
+        s = s[:s.index(MARK_BEGIN)] + block + s[s.index(MARK_END) + len(MARK_END):]
+    else:
+        s = s.rstrip() + "\n\n" + block + "\n"
+    atomic_write_text(readme, s)
 
 
 if __name__ == "__main__":

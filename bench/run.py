@@ -291,7 +291,8 @@ TARGETS = """## Targets (issue: performance)
 """
 
 
-MARKED = [("<!-- ledger-cost:begin -->", "<!-- ledger-cost:end -->"), ("<!-- step-speed:begin -->", "<!-- step-speed:end -->")]
+MARKED = [("<!-- ledger-cost:begin -->", "<!-- ledger-cost:end -->"), ("<!-- step-speed:begin -->", "<!-- step-speed:end -->"),
+          ("<!-- paper-plan:begin -->", "<!-- paper-plan:end -->")]
 
 
 def write_readme() -> None:
