@@ -132,7 +132,7 @@ def write_readme(lines: list[str], a) -> None:
     block = (f"{MARK_BEGIN}\n## The paper profile on one H200, planned (`make paper-plan`)\n\n`.venv/bin/{cmd}` "
              f"(CI runs the plan with 2 training steps per config: tests/test_paper_plan.py)\n\n```\n"
              + "\n".join(lines) + f"\n```\n{MARK_END}")
-    if MARK_BEGIN in s:
+    if MARK_BEGIN in s and MARK_END in s:
         s = s[:s.index(MARK_BEGIN)] + block + s[s.index(MARK_END) + len(MARK_END):]
     else:
         s = s.rstrip() + "\n\n" + block + "\n"

@@ -189,7 +189,7 @@ def end_to_end() -> dict:
     from lib import profiles, store
     cal = profiles.calibration("quick")
     walls = [json.loads((store.run_dir(c) / "DONE").read_text()).get("train_wall_s")
-             for c in profiles.budget_law("quick").runs + cal.streaming + cal.shortcut if store.is_done(c)]
+             for c in profiles.budget_law("quick").configs() + cal.streaming + cal.shortcut if store.is_done(c)]
     # runs stored before DONE recorded wall times have none: then the sum is unknown (None)
     train_s = sum(walls) if walls and all(w is not None for w in walls) else None
     return {"quick_suite_from_cached_runs_s": cached, "quick_runs_training_s_sum": train_s}

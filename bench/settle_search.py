@@ -8,6 +8,9 @@ lr 1e-3, operator-first curriculum) with a schedule change, trained at demands 0
 seeds 0 / 1 through the store (`outputs/runs/budget_law/`, checkpointed, so a stopped search
 resumes), then read by `instruments.settling.settle_summary`. One JSON line per (recipe, demand,
 seed) goes to bench/results/settle_search.jsonl: config, wall time, steps, and every reading.
+The rows' `prop1` field changed definition on 2026-12-01: the first seven rows (seed 0, and the
+stopped run) checked Proposition 1 on the whole batch; later rows on the inputs settled by tau*
+(`tail.settled_inputs`). The rule below does not read it.
 
 Decided before any candidate was trained (the rule the choice is made by):
 1. a recipe *keeps the law* when every demand learns in distribution (whole-word >= 0.9 at T_train)

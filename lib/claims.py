@@ -89,7 +89,7 @@ CLAIMS += (
 )
 CLAIMS += (
     Claim("fixed_point_fraction", 5, "A §4", "Trained loops converge to a fixed point (the premise of §4)",
-          "they do", "every model of the settled-recipe S4 population: raw relative step ≤ 1e-3 from some loop on, within 8·T_train loops (fixed-T contrast shown beside)",
+          "they do", "every model of the settled-recipe S4 population: on ≥ 50 % of its inputs the raw relative step stays ≤ 1e-3 from some loop within 8·T_train loops (fixed-T contrast shown beside)",
           "01_tail_saturation", lambda v: v == 1.0, lambda v: v >= 0.5),
     Claim("skip1_min", 5, "A §4", "Single-step skip preservation is exact on solved inputs", "exact (1.0)",
           "min over learned models = 1.0", "01_tail_saturation", lambda v: v == 1.0, lambda v: v >= 0.95,
@@ -102,7 +102,7 @@ CLAIMS += (
           lambda v: v == 0, lambda v: v <= 1,
           "a model reaches a fixed point (tail metrics saturate only past one)", _fixed_point_reached),
     Claim("prop1_fraction", 5, "A §4, App. B", "Proposition 1 holds numerically beyond the fixed point",
-          "holds (theorem)", "holds on every free model that reaches a fixed point", "01_tail_saturation",
+          "holds (theorem)", "holds on every settled-recipe model that reaches a fixed point (on the inputs settled by tau*)", "01_tail_saturation",
           lambda v: v == 1.0, lambda v: v >= 0.5,
           "a model reaches a fixed point (the proposition's premise)", _fixed_point_reached),
 )

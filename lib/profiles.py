@@ -51,7 +51,7 @@ class BudgetLawPlan:
     runs: tuple[RunConfig, ...]    # one per (contract, seed, size), the settled-loops recipe
     fixed: tuple[RunConfig, ...]   # contrast: the same contracts at one fixed T, loss at the last loop
     n_long: int                    # longer test length for rescue and the halting rule
-    loops_factor: int              # test-time loops up to loops_factor * T_train
+    loops_factor: int              # test-time loops at n_long up to loops_factor x the contract's loops there
     learned_acc: float             # in-distribution sequence accuracy for a run to count as learned
     eval_count: int
 
@@ -99,8 +99,8 @@ def check_sizes(sizes) -> tuple[str, ...]:
     return tuple(sizes)
 
 
-# >= 3 seeds a demand give the exponent an interval; the quick profile reads the seeds trained so far
-# (seed 0; seeds 1 and 2 are in training, bench/settle_search.py)
+# the exponent's interval needs >= 2 seeds at every demand (the issue asks for 3); the quick profile
+# reads the seeds trained so far (seed 0; seeds 1 and 2 are in training, bench/settle_search.py)
 BUDGET_SEEDS = {"smoke": (0,), "quick": (0,), "paper": (0, 1, 2)}
 
 
@@ -184,7 +184,8 @@ class TailPlan:
         return tuple(dict.fromkeys(self.settled + self.fixed))
 
 
-TAIL_SEEDS = {"smoke": (0,), "quick": (0,), "paper": (0, 1, 2)}   # quick: 7 seeds (17 models) once trained   # paper: the budget law's runs
+# quick: seed 0 until the others are trained, then seeds 0-6 (17 models); paper: the budget law's runs
+TAIL_SEEDS = {"smoke": (0,), "quick": (0,), "paper": (0, 1, 2)}
 _DEMANDING_SEEDS = 3       # seeds trained at every demand; later seeds skip demand 0.5 (its slow loops
                            # make it the costliest contract: ~2 CPU-hours a seed in the quick profile)
 

@@ -82,11 +82,10 @@ def load_run(cfg: RunConfig) -> Run:
     return Run(cfg, model, json.loads((d / "metrics.json").read_text()), d)
 
 
-def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None,
-             compiled: bool = False) -> Path:
+def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None) -> Path:
     """Write a finished run; `wall_s` (training wall time, not part of the deterministic metrics) goes
-    into DONE, and `compiled: true` when the run trained with a compiled step (not a bit-identical
-    replay of its recipe's eager run)."""
+    into DONE, and `compiled: true` when some of its steps ran compiled (metrics say so: not a
+    bit-identical replay of its recipe's eager run)."""
     d = run_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     atomic_write_json(d / "config.json", cfg.to_dict())
@@ -95,7 +94,7 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: fl
     atomic_write_json(d / "metrics.json", metrics)
     atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
                                     "train_wall_s": None if wall_s is None else round(wall_s, 1),
-                                    **({"compiled": True} if compiled else {})})
+                                    **({"compiled": True} if metrics.get("compiled") else {})})
     (d / "checkpoint.pt").unlink(missing_ok=True)
     return d
 
@@ -131,7 +130,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
             except Diverged as err:
                 atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise
-            save_run(cfg, model, metrics, wall_s=time.time() - t0, compiled=compile)
+            save_run(cfg, model, metrics, wall_s=time.time() - t0)
     except Timeout:
         raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training {d}; "
                            f"is another process still training it?") from None

@@ -126,6 +126,7 @@ class RunProgress:
                                                      cfg.promote_acc, cfg.first_acc)
         self.step, self.polish_start, self.log, self.window_loss = 0, None, [], []
         self.plateau_at = None           # step at which a deadlock plateau stopped the run (plateau_stop > 0)
+        self.compiled = False            # some of its steps ran compiled (then not a bit-identical replay)
         self.last_finite_loss = float("nan")   # for `Diverged`'s message; not checkpointed
 
     @property
@@ -155,13 +156,15 @@ class RunProgress:
 
     def state_dict(self) -> dict:
         return {"curriculum": self.curriculum.state_dict(), "step": self.step, "polish_start": self.polish_start,
-                "log": self.log, "window_loss": list(self.window_loss), "plateau_at": self.plateau_at}
+                "log": self.log, "window_loss": list(self.window_loss), "plateau_at": self.plateau_at,
+                "compiled": self.compiled}
 
     def load_state_dict(self, state: dict) -> None:
         self.curriculum.load_state_dict(state["curriculum"])
         self.step, self.polish_start, self.log = state["step"], state["polish_start"], state["log"]
         self.window_loss = list(state.get("window_loss", []))
         self.plateau_at = state.get("plateau_at")
+        self.compiled = state.get("compiled", False)
 
     def metrics(self, model, final_eval: dict) -> dict:
         c = self.curriculum
@@ -170,6 +173,8 @@ class RunProgress:
                "final_eval": final_eval, "log": self.log, "n_params": model.n_params()}
         if self.cfg.plateau_stop:       # only runs that can stop on a plateau report it (old runs' metrics stay as they were)
             out["plateau_at"] = self.plateau_at
+        if self.compiled:               # likewise: eager runs' metrics are unchanged
+            out["compiled"] = True
         return out
 
 
@@ -352,6 +357,7 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
         data_gen.set_state(state["data_rng"])
         torch.set_rng_state(state["torch_rng"])
         run.load_state_dict(state)
+    run.compiled = run.compiled or compile
 
     bar = _progress(cfg.max_steps, progress, f"{cfg.task} n={cfg.n_train} T={cfg.T_train} seed={cfg.seed}")
     if bar is not None:

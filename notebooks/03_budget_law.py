@@ -26,7 +26,8 @@
 # rule `T* = ceil(n / v-hat)` says how many loops a longer input needs.
 #
 # **How we test it.** Train S4 prefix products (non-abelian, so no commutative shortcut) under
-# contracts of demand 0.5, 1 and 2, three seeds each, read `tau(n, i)` on solved inputs, estimate
+# contracts of demand 0.5, 1 and 2 (seeds: `profiles.BUDGET_SEEDS`; the quick profile reads seed 0
+# until seeds 1 and 2 are trained), read `tau(n, i)` on solved inputs, estimate
 # v-hat two ways (1/slope of tau against position; slope of the solved-prefix frontier against
 # loops), fit the exponent with an interval from the seeds, then test extra loops and the halting
 # rule at twice the training length.
@@ -159,10 +160,10 @@ print(f"fixed-T contrast (seeds {sorted({x['config'].seed for x in contrast})}):
 #   interval, so the ledger reads the exponent and R² as *not measured* until seeds 1 and 2 are in.
 # - **At T = n** the tau speed is a little above 1 while the frontier speed is 1 (`speed_at_T_eq_n`
 #   reads tau's).
-# - **Rescue and the halting rule**: at twice the training length the late positions are near chance
-#   after `T_train` loops and near solved after the contract's loops for that length; `T*` from the
-#   in-distribution speed lands a loop or two short of the best loop, which costs whole words more
-#   than late positions (the rescue table). Demand 2 settles its direction but not its raw state
-#   (01) and extrapolates worst.
+# - **Rescue and the halting rule**: at twice the training length the late positions are mostly
+#   wrong after `T_train` loops (0.15-0.18; chance is 1/24) and mostly right after the contract's
+#   loops for that length (0.82-0.98); `T*` from the in-distribution speed lands a loop or two short
+#   of the best loop, which costs whole words more than late positions (the rescue table). Demand 2,
+#   whose state does not settle (01), extrapolates worst.
 # - **Demand 4 is not trained** under this recipe: the fixed-T contrast shows the quick model does
 #   not learn it (its curriculum stops at 6 of 8).

@@ -156,3 +156,4 @@ def test_a_compiled_training_run_is_a_close_sample_of_the_eager_one(tmp_path):
     for name, w in eager.state_dict().items():
         assert torch.allclose(w, compiled.state_dict()[name], atol=1e-4), name
     assert [r["step"] for r in m_eager["log"]] == [r["step"] for r in m_compiled["log"]]
+    assert m_compiled["compiled"] is True and "compiled" not in m_eager      # eager metrics as before

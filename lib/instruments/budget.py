@@ -55,10 +55,11 @@ def law_fit(readings: list[dict], n_resamples: int = 2000, seed: int = 0) -> Law
 
 def seed_interval(demands, speeds, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float] | None:
     """95 % percentile interval of the exponent, resampling runs with replacement within each demand.
-    None when no demand has two runs (nothing to resample) or fewer than two demands."""
+    None unless every demand has at least two runs (a demand read once has no seed spread to resample)
+    and there are at least two demands."""
     demands, speeds = np.asarray(demands, float), np.asarray(speeds, float)
     groups = [np.flatnonzero(demands == d) for d in np.unique(demands)]
-    if len(groups) < 2 or max(len(g) for g in groups) < 2:
+    if len(groups) < 2 or min(len(g) for g in groups) < 2:
         return None
     rng = np.random.default_rng(seed)
     exps = []

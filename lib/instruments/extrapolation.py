@@ -56,7 +56,7 @@ def beyond_training(model, cfg, n: int, v_hat: float, loops_factor: float, count
     the best as (accuracy, first loop reaching it)."""
     T_star = head.halting_loops(n, v_hat) if np.isfinite(v_hat) and v_hat > 0 else None
     T_contract = cfg.loops_at(n)
-    T_scan = max(scan_loops(cfg, n, loops_factor), T_star or 0, cfg.T_train)
+    T_scan = max(scan_loops(cfg, n, loops_factor), T_star or 0, cfg.T_train, T_contract)
     acc = head.accuracy_by_loops(model, cfg.task_obj(), n, T_scan, count=count, seed=probe_seed("extrapolation", n),
                                  streaming=cfg.streaming)
     late = acc.position_acc[:, cfg.n_train:].mean(1)

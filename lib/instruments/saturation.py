@@ -30,11 +30,11 @@ from ..probes import probe_seed, probe_set
 from . import head, tail
 from .extrapolation import scan_loops
 from .fixedpoint import convergence_all, states
+from .head import LEARNED      # in-distribution solved fraction for a model to count as fitting its data
 
 METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
-LEARNED = 0.9          # in-distribution solved fraction for a model to count as fitting its data
-REACHED = 0.5          # share of inputs whose loop settles (raw) for a model to count as reaching a fixed
-                       # point: the threshold the recipe search wrote down before it ran
+REACHED = 0.5          # share of inputs whose loop settles by the raw criterion (`fixedpoint.convergence`)
+                       # for a model to count as reaching a fixed point: the recipe search's threshold
 
 
 def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_factor: int, eval_count: int,
@@ -54,7 +54,7 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
                 in_acc=float(solved.float().mean()), ood_acc=float(ood.seq_acc.max()),
                 converged={k: v.reached_fraction for k, v in conv.items()}, tau_star=after["tau_star"],
                 fixed_fraction=after["fixed_fraction"],
-                reached=after["tau_star"] is not None and after["fixed_fraction"] >= REACHED,
+                reached=after["tau_star"] is not None and conv["raw"].reached_fraction >= REACHED,
                 budget={m: at_budget[m] for m in METRICS}, **{m: after[m] for m in METRICS})
 
 
@@ -125,10 +125,10 @@ def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks:
     learned = [r for r in population if r["in_acc"] >= LEARNED]
     reached = [r for r in population if r["reached"]]
     past = [r for r in learned if r["reached"]]
-    ids = {r["run"] for r in population}
-    prop1 = [p for c, p in checks if run_id(c) in ids]
-    p1_reached = [p for p in prop1 if p.tau_star is not None and p.fixed_fraction >= REACHED]
-    ood = np.array([r["ood_acc"] for r in learned]) if learned else np.array([np.nan])
+    # Prop. 1 is judged on the models that reach a fixed point (its premise), on their settled inputs
+    reached_ids = {r["run"] for r in reached}
+    p1_reached = [p for c, p in checks if run_id(c) in reached_ids and p.tau_star is not None]
+    ood = [r["ood_acc"] for r in learned]
     others = [r for r in rows if r["recipe"] != recipe]
     return {
         "population": len(population), "learned": len(learned),
@@ -144,7 +144,7 @@ def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks:
         "tail_rho": {m: (round(e.value, 2) if np.isfinite(e.value) else None) for m, e in corr.items()},
         "tail_rho_interval": {m: ([round(e.low, 2), round(e.high, 2)] if np.isfinite(e.value) else None)
                               for m, e in corr.items()},
-        "ood_acc_range": [round(float(np.nanmin(ood)), 3), round(float(np.nanmax(ood)), 3)],
+        "ood_acc_range": [round(float(min(ood)), 3), round(float(max(ood)), 3)] if ood else None,
         "prop1_holds": f"{sum(p.holds for p in p1_reached)}/{len(p1_reached)}",
         # Prop. 1 is a theorem about loops that reach a fixed point: judged on those that do
         "prop1_fraction": round(sum(p.holds for p in p1_reached) / len(p1_reached), 3) if p1_reached else None,

@@ -6,7 +6,8 @@ tail notebooks. On the contract (n_train, T_train) of a run:
 - the head: tau(n_train, i), v-hat from tau and from the frontier;
 - convergence of the loop map over `conv_factor` x T loops by each criterion of
   `fixedpoint.CRITERIA` (the raw relative step is the one Proposition 1 needs), with tau* per criterion;
-- Proposition 1 checked from the raw tau* on (skip-k preservation, Jacobian and feature change);
+- Proposition 1 checked past tau* on the inputs whose raw state settles (`tail.proposition1`: skip-k
+  preservation, Jacobian and feature change);
 - beyond the training length (n = factor x n_train for each factor): whole-word accuracy at the halting
   rule's T* = ceil(n / v-hat), at the contract's loops for that length, and at the best loop, and the
   late positions' (i > n_train) accuracy at T* and at the best loop.

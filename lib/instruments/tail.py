@@ -149,7 +149,7 @@ class Prop1Check:
     jacobian_change: float    # max over t, t' >= tau_star of ||J_t u - J_t' u|| / ||J_t u||
     feature_change: float     # max over t >= tau_star of ||z_t - z_tau*|| / ||z_tau*|| for PCA features z
     holds: bool
-    fixed_fraction: float = 0.0   # share of the inputs whose loop settles (the ones checked)
+    fixed_fraction: float = 0.0   # share of the inputs checked: those settled by tau* (`settled_inputs`)
 
 
 def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes: int = 2,
