@@ -186,20 +186,19 @@ class TailPlan:
 
 # quick: seed 0 until the others are trained, then seeds 0-6 (17 models); paper: the budget law's runs
 TAIL_SEEDS = {"smoke": (0,), "quick": (0,), "paper": (0, 1, 2)}
-_DEMANDING_SEEDS = 3       # seeds trained at every demand; later seeds skip demand 0.5 (its slow loops
+DEMANDING_SEEDS = 3        # seeds 0-2 train every demand; later seeds skip demand 0.5 (its slow loops
                            # make it the costliest contract: ~2 CPU-hours a seed in the quick profile)
 
 
 def tail_saturation(profile: str, seeds=None) -> TailPlan:
     """The population (one task family, S4): the budget-law contracts of the settled recipe, at every
-    demand for the first 3 seeds and at demands >= 1 for the rest (quick: 9 + 8 = 17 models); the
-    contrast: the fixed-T runs of the first seed. seeds None: the profile's (`TAIL_SEEDS`)."""
+    demand for seeds below `DEMANDING_SEEDS` and at demands >= 1 for the others (quick: seeds 0-6, 9 + 8
+    = 17 models); the contrast: the fixed-T runs of seed 0. seeds None: the profile's
+    (`TAIL_SEEDS`)."""
     check_params(profile, None if seeds is None else list(seeds))
     seeds = TAIL_SEEDS[profile] if seeds is None else tuple(seeds)
-    settled = budget_law(profile, seeds[:_DEMANDING_SEEDS]).runs
-    if seeds[_DEMANDING_SEEDS:]:
-        settled += tuple(c for c in budget_law(profile, seeds[_DEMANDING_SEEDS:]).runs if c.demand >= 1)
-    fixed = budget_law(profile, seeds[:1]).fixed
+    settled = tuple(c for c in budget_law(profile, seeds).runs if c.seed < DEMANDING_SEEDS or c.demand >= 1)
+    fixed = budget_law(profile, (0,)).fixed            # the contrast is always seed 0's fixed-T runs
     return TailPlan(settled, fixed, 2, 4, 8, 256 if profile != "paper" else 1024, 4)
 
 

@@ -39,7 +39,7 @@
 
 # %% tags=["parameters"]
 PROFILE = "quick"
-SEEDS = None             # None: the profile's (profiles.TAIL_SEEDS); seeds after the third skip demand 0.5
+SEEDS = None             # None: the profile's (profiles.TAIL_SEEDS); seeds 3 and up skip demand 0.5
 DEVICE = "auto"
 TRAIN_IF_MISSING = True
 PROGRESS = False

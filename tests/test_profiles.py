@@ -24,3 +24,14 @@ def test_rotary_untied_controls_have_even_head_widths():
             if 0 < d <= tied.d_model:
                 other = LoopedTransformer(type(c)(**{**c.to_dict(), "d_model": d}).model_config()).n_params()
                 assert gap <= abs(other - target)
+
+
+def test_the_tail_population_skips_demand_half_after_the_third_seed():
+    full = profiles.tail_saturation("quick", list(range(7)))
+    assert len(full.settled) == 17 and len(set(full.settled)) == 17
+    assert all(c.seed < profiles.DEMANDING_SEEDS or c.demand >= 1 for c in full.settled)
+    assert all(c.schedule == "proportional" and c.loss_loops == "tail" for c in full.settled)
+    extra = profiles.tail_saturation("quick", [3, 4, 5, 6])        # what a session adds to seeds 0-2
+    assert len(extra.settled) == 8 and {c.demand for c in extra.settled} == {1.0, 2.0}
+    assert extra.fixed == full.fixed and {c.seed for c in full.fixed} == {0}
+    assert all(c.schedule == "fixed" for c in full.fixed)
