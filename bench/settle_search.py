@@ -1,6 +1,6 @@
 """Recipe search for loops that settle (issue: "Loops that settle"), by measurement.
 
-    OMP_NUM_THREADS=1 python -m bench.settle_search --worker 0/2     # two 1-thread workers
+    OMP_NUM_THREADS=1 python -m bench.settle_search --worker 0/2     # two 1-thread workers (--compile: faster)
     python -m bench.settle_search --table                             # the log as a table
 
 Each candidate recipe is the quick budget-law run (S4, n_train 8, 2 layers, d = 64, batch 128,
@@ -70,17 +70,18 @@ def done_keys() -> set:
     return {(r["recipe"], r["demand"], r["seed"]) for r in map(json.loads, LOG.read_text().splitlines())}
 
 
-def measure_one(recipe: str, demand: float, seed: int) -> dict:
+def measure_one(recipe: str, demand: float, seed: int, compile: bool = False) -> dict:
     from lib import store
     from lib.config import run_id
     from lib.instruments.settling import settle_summary
     cfg = config(recipe, demand, seed)
     t0 = time.time()
-    run = store.get_or_train(cfg)
+    run = store.get_or_train(cfg, compile=compile)
     m = run.metrics
     row = {"recipe": recipe, "demand": demand, "seed": seed, "run": run_id(cfg),
            "changes": RECIPES[recipe],
            "train_wall_s": json.loads((run.path / "DONE").read_text()).get("train_wall_s"),
+           "compiled": bool(m.get("compiled", False)),
            "steps": m["steps"], "reached": m["reached_length"], "polished": m["polished"],
            "in_acc_T": round(m["final_eval"]["seq_acc"], 4), **settle_summary(run.model, cfg),
            "measure_wall_s": None}
@@ -94,6 +95,7 @@ def main(argv=None) -> int:
     ap.add_argument("--table", action="store_true", help="print the log as a table and exit")
     ap.add_argument("--decide", action="store_true", help="apply the rule above to the log and exit")
     ap.add_argument("--recipes", nargs="*", default=None, help="only these recipes of the queue")
+    ap.add_argument("--compile", action="store_true", help="train with the compiled CPU step (lib.train compile=True)")
     ap.add_argument("--abandon", nargs=3, metavar=("RECIPE", "DEMAND", "SEED"),
                     help="log a run stopped before its step cap, with its last checkpointed state, and exit")
     ap.add_argument("--why", default="", help="with --abandon: the reason, in words")
@@ -109,7 +111,7 @@ def main(argv=None) -> int:
     for j, key in enumerate(QUEUE):
         if j % k != i or key in done_keys() or (args.recipes and key[0] not in args.recipes):
             continue
-        row = measure_one(*key)
+        row = measure_one(*key, compile=args.compile)
         print(json.dumps(row), flush=True)
         with open(LOG, "a") as f:
             f.write(json.dumps(row) + "\n")

@@ -185,7 +185,7 @@ def fixed_point_grid(rows: dict, label):
     label: configuration key -> its name."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for r in rows.values():
-        axes[0].semilogy(np.arange(1, len(r["reach"].rel_step) + 1), np.maximum(r["reach"].rel_step, 1e-9),
+        axes[0].semilogy(np.arange(1, len(r["reach"].step) + 1), np.maximum(r["reach"].step, 1e-9),
                          label=label(r["key"]))
         axes[1].plot(list(r["extrap"]), list(r["extrap"].values()), "o-", label=label(r["key"]))
     axes[0].axhline(1e-3, color="gray", ls=":", lw=0.8)

@@ -416,6 +416,24 @@ class ContestPlan:
         return loops_at_length(self.n_ood(n_train), n_train, T_train)
 
 
+def contest_contracts(profile: str) -> dict[str, RunConfig]:
+    """The contracts the group-word-problem contests are drawn from (seed 0 in each config; one
+    contest = one contract x its seeds, `contest_config`): S4 prefix products under the settled recipe,
+    at three demands of the budget-law model, so a contest seed shares its config (and its stored
+    run) with the budget-law and tail-saturation populations. Which of them become contests, and at
+    which test length, is decided by the pilot (bench/contest_pilot.py) on seeds that never enter
+    a contest."""
+    check_params(profile, [0])
+    base = {"smoke": _SMOKE_BASE, "quick": _QUICK_BASE, "paper": _PAPER_BASE}[profile]
+    n = base.n_train
+    return {f"S4 n{n} T{T}": replace(base, T_train=T, **SETTLED) for T in (n, 3 * n // 4, n // 2)}
+
+
+def contest_config(base: RunConfig, seed: int) -> RunConfig:
+    """One contest seed of a contract from `contest_contracts`."""
+    return replace(base, seed=seed)
+
+
 def contests(profile: str, seeds=tuple(range(16))) -> ContestPlan:
     """Three configurations of one architecture family where seeds are expected to disagree on
     out-of-distribution accuracy (quick: small 1-layer models, minutes per seed; paper: S4 at the

@@ -77,7 +77,7 @@ print(f"{'configuration':40s} {'in':>5s} {'reached':>7s} {'at loop':>7s} {'disti
       f"{'rho':>6s} {'grad 4T/T':>9s} " + " ".join(f"{'n=' + str(n):>6s}" for n in plan.test_ns))
 for r in rows.values():
     print(f"{label(r['key']) + ' s' + str(r['seed']):40s} {r['in_acc']:5.2f} {r['reach'].reached_fraction:7.2f} "
-          f"{r['reach'].reach_loop:7.1f} {r['dep'].distinct_fixed_points:8d} {r['dep'].mean_distance:6.3f} "
+          f"{r['reach'].tau_star:7.1f} {r['dep'].distinct_fixed_points:8d} {r['dep'].mean_distance:6.3f} "
           f"{r['dep'].nearby_distance:6.3f} {r['rho']:6.3f} {r['grad_growth']:9.2f} "
           + " ".join(f"{r['extrap'][n]:6.3f}" for n in plan.test_ns))
 

@@ -90,3 +90,17 @@ def test_contest_results_on_constructed_tables():
     assert both["head_best_auroc_min"] == pytest.approx(1.0)
     none = contest.contest_results({"b": table["b"]}, {"b": summary["b"]})
     assert none["tail_significant_count"] is None and none["contests_tested"] == 0
+
+
+def test_pilot_target_length_rule():
+    from bench.contest_pilot import target_length
+    # 2 n_train splits: it is the target even when a longer length also splits
+    acc = {12: [0.9, 0.8, 0.3], 16: [0.6, 0.2, 0.1], 20: [0.55, 0.1, 0.0], 24: [0.1, 0.0, 0.0]}
+    assert target_length(acc, 8) == 16
+    # 2 n_train does not split (every seed above): the longest length that does
+    acc = {12: [0.9, 0.9, 0.9], 16: [0.9, 0.8, 0.7], 20: [0.7, 0.4, 0.6], 22: [0.6, 0.3, 0.2], 24: [0.2, 0.1, 0.0]}
+    assert target_length(acc, 8) == 22
+    # every seed on one side everywhere: no target; lengths outside (n_train, 3 n_train] are not read
+    assert target_length({8: [0.9, 0.1], 16: [0.9, 0.9], 25: [0.9, 0.1]}, 8) is None
+    # the threshold counts as generalizing (>=)
+    assert target_length({16: [0.5, 0.49]}, 8) == 16

@@ -48,10 +48,10 @@ def test_reachability_on_constructed_trajectories():
     for t in range(T):
         hs[t, 0] *= 1 + 0.5 ** t            # contracting: steps shrink geometrically
         hs[t, 1] *= 1 + 0.5 * (t % 2)       # oscillating: never settles
-    r = fixedpoint.reachability(hs, tol=1e-2)
+    r = fixedpoint.convergence(hs, "raw", tol=1e-2)
     assert r.reached_fraction == 0.5
     # input 0's step |0.5^{t+1} - 0.5^t| / (1 + 0.5^t) first falls below 0.01 at t = 6 (0-indexed) -> loop 7
-    assert r.reach_loop == 7
+    assert r.tau_star == 7
 
 
 def test_input_dependence_counts_attractors():
@@ -122,7 +122,7 @@ def test_summary_reads_one_run_on_all_three_axes(store_root):
     run = store.get_or_train(cfg)
     s = fixedpoint.summary(run, test_ns=(4, 6), long_factor=3, eval_count=32)
     assert s["seed"] == 0 and s["in_acc"] == run.metrics["final_eval"]["seq_acc"]
-    assert len(s["reach"].rel_step) == 3 * cfg.T_train - 1    # steps between the long_factor * T_train states
+    assert len(s["reach"].step) == 3 * cfg.T_train - 1    # steps between the long_factor * T_train states
     assert set(s["grads"]) == {2, 4, 8} and all(np.isfinite(list(s["grads"].values())))
     assert s["grad_growth"] == pytest.approx(s["grads"][8] / s["grads"][2]) and s["n_train"] == 4
     assert set(s["extrap"]) == {4, 6} and all(0.0 <= a <= 1.0 for a in s["extrap"].values())

@@ -123,6 +123,10 @@ def test_tail_metrics_after_the_fixed_point_of_a_contraction():
     assert row["tau_star"] is not None and row["tau_star"] < 32
     assert row["skip1"] == 1.0 and row["jac_align"] == pytest.approx(1.0)    # J_t = A at every loop
     assert row["cosine"] == pytest.approx(1.0, abs=1e-6)
+    hs = model(tokens, 32, return_states=True)[1]                           # the caller's states: same reading
+    assert tail.metrics_after_fixed_point(model, tokens, T_train=4, solved=solved, probes=2, states=hs) == row
+    with pytest.raises(ValueError, match="states"):                         # another run's states: refused
+        tail.metrics_after_fixed_point(model, tokens, T_train=4, solved=solved, probes=2, states=hs[:16])
     growing = LinearContraction(rho=1.3).eval()                              # no fixed point: no tail after it
     none = tail.metrics_after_fixed_point(growing, tokens, T_train=4, solved=solved, probes=2)
     assert none["tau_star"] is None and all(math.isnan(none[m]) for m in ("skip1", "jac_align", "aa"))

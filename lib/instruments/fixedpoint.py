@@ -2,7 +2,7 @@
 
 A looped model iterates G_e(h) = F(inject(h, e)) from h^0 = e. A fixed point is h* = G_e(h*).
 - Reachability: does the iteration get there? The relative step r_t = ||h^{t+1} - h^t|| / ||h^t||
-  per input; the loop from which r_t <= tol for good (None if never within the loops run).
+  per input (`tail.relative_step`); the loop from which r_t <= tol for good, `convergence(hs, "raw")`.
 - Input-dependence: do different inputs reach different fixed points? Distances between the final
   states of different inputs (relative to their norms), of nearby inputs (one token changed), and
   the number of distinct fixed points (final states that agree within `tol_distinct` are one).
@@ -31,30 +31,13 @@ from ..probes import probe_seed, probe_set
 from ..tasks import IGNORE, sudoku_set
 from .extrapolation import accuracy_by_length, best_loop, scan_loops
 from .head import board_accuracy_by_loops, settled_from
-from .tail import jvp
+from .tail import jvp, relative_step
 
 
 @torch.no_grad()
 def states(model, tokens: torch.Tensor, T: int) -> torch.Tensor:
     """(T, B, N, d): h^1..h^T."""
     return model(tokens, T, return_states=True)[1]
-
-
-@dataclass
-class Reachability:
-    rel_step: np.ndarray          # (T-1,) median over inputs of ||h^{t+1} - h^t|| / ||h^t||
-    reached_fraction: float       # inputs whose step falls below tol for good within T loops
-    reach_loop: float             # median loop (1-indexed) from which they stay below tol (nan if none)
-
-
-def reachability(hs: torch.Tensor, tol: float = 1e-3) -> Reachability:
-    """hs: (T, B, N, d) states. Per input, the relative step of its whole state."""
-    step = (hs[1:] - hs[:-1]).flatten(2).norm(dim=2) / hs[:-1].flatten(2).norm(dim=2).clamp(min=1e-12)   # (T-1, B)
-    ok = (step <= tol).T.numpy()                                       # (B, T-1)
-    first = np.array([settled_from(row) for row in ok])                # 1-indexed; len+1 = never
-    reached = first <= ok.shape[1]
-    return Reachability(np.median(step.numpy(), axis=1), float(reached.mean()),
-                        float(np.median(first[reached])) if reached.any() else float("nan"))
 
 
 # Three readings of "the loop has converged", each per input on its whole state (all positions):
@@ -81,10 +64,9 @@ def consecutive_change(hs: torch.Tensor, criterion: str) -> torch.Tensor:
         raise ValueError(f"criterion: unknown {criterion!r}; allowed: {tuple(CRITERIA)}")
     if criterion == "normalised":
         hs = F.layer_norm(hs, hs.shape[-1:])
-    a, b = hs[:-1].flatten(2), hs[1:].flatten(2)
     if criterion == "cosine":
-        return 1 - F.cosine_similarity(a, b, dim=2)
-    return (b - a).norm(dim=2) / a.norm(dim=2).clamp(min=1e-12)
+        return 1 - F.cosine_similarity(hs[:-1].flatten(2), hs[1:].flatten(2), dim=2)
+    return relative_step(hs)
 
 
 def convergence(hs: torch.Tensor, criterion: str = "raw", tol: float | None = None) -> Convergence:
@@ -202,7 +184,7 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
     hs = states(run.model, tokens[:128], T_long)
     grads = gradient_norms(run.model, tokens[:64], labels[:64], (c.T_train, 2 * c.T_train, 4 * c.T_train))
     return dict(
-        seed=c.seed, n_train=c.n_train, in_acc=run.metrics["final_eval"]["seq_acc"], reach=reachability(hs),
+        seed=c.seed, n_train=c.n_train, in_acc=run.metrics["final_eval"]["seq_acc"], reach=convergence(hs, "raw"),
         dep=input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols),
         rho=float(np.median(jacobian_spectral_radius(run.model, tokens[:8], T_long, iters=40))),
         grads=grads, grad_growth=list(grads.values())[-1] / max(list(grads.values())[0], 1e-12),

@@ -47,9 +47,10 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
     n_ood = ood_factor * c.n_train
     ood = head.accuracy_by_loops(run.model, task, n_ood, scan_loops(c, n_ood, long_factor), count=eval_count,
                                  seed=probe_seed("contest_target", 0))
-    conv = convergence_all(states(run.model, tokens[:conv_inputs], conv_factor * c.T_train))
+    hs = states(run.model, tokens, conv_factor * c.T_train)       # run once, read by both
+    conv = convergence_all(hs[:, :conv_inputs])
     at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train)
-    after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor)
+    after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor, states=hs)
     return dict(run=run_id(c), model=f"{recipe} {c.contract} seed {c.seed}", recipe=recipe, demand=c.demand, seed=c.seed,
                 in_acc=float(solved.float().mean()), ood_acc=float(ood.seq_acc.max()),
                 converged={k: v.reached_fraction for k, v in conv.items()}, tau_star=after["tau_star"],

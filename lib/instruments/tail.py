@@ -117,11 +117,17 @@ def asymptotic_alignment(model, tokens: torch.Tensor, T_long: int, seed: int = 0
     return float(torch.nn.functional.cosine_similarity(a[:, 1:], b[:, 1:], dim=-1).mean())
 
 
+def relative_step(states: torch.Tensor) -> torch.Tensor:
+    """states (T, B, N, d) -> (T-1, B): ||h^{t+1} - h^t|| / ||h^t|| per input, on its whole state (every
+    position): the raw step of the loop map G whose fixed point Proposition 1 speaks of."""
+    a, b = states[:-1].flatten(2), states[1:].flatten(2)
+    return (b - a).norm(dim=2) / a.norm(dim=2).clamp(min=1e-12)
+
+
 def fixed_point_loops(states: torch.Tensor, tol: float = 1e-3) -> np.ndarray:
-    """(B,) per input: the first loop t (1-indexed) with ||h^{t'+1} - h^{t'}|| <= tol ||h^{t'}|| for every
-    t' >= t, on the input's whole state; T = len(states) where it never settles within the loops run."""
-    step = (states[1:] - states[:-1]).flatten(2).norm(dim=2) / states[:-1].flatten(2).norm(dim=2).clamp(min=1e-12)
-    return settled_from((step <= tol).numpy())
+    """(B,) per input: the first loop t (1-indexed) with relative step <= tol at every t' >= t;
+    T = len(states) where it never settles within the loops run."""
+    return settled_from((relative_step(states) <= tol).numpy())
 
 
 def settled_inputs(states: torch.Tensor, tol: float = 1e-3, quantile: float = 0.9) -> tuple[np.ndarray, int | None]:
@@ -204,14 +210,19 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
 
 
 def metrics_after_fixed_point(model, tokens: torch.Tensor, T_train: int, solved: torch.Tensor, probes: int = 4,
-                              conv_factor: int = 8, tol: float = 1e-3) -> dict:
+                              conv_factor: int = 8, tol: float = 1e-3, states: torch.Tensor | None = None) -> dict:
     """The tail metrics past the loop's fixed point (Proposition 1's regime), not past T_train: run
     conv_factor x T_train loops, keep the inputs whose loop settles (raw relative step <= tol for good,
     `settled_inputs`), and read `metrics_row` on them at the last of those loops, with the Jacobian
     alignment over the loop pairs from tau* on. fixed_fraction: the share of inputs kept. Without a
-    fixed point the tail after it does not exist: every metric nan, tau_star None."""
+    fixed point the tail after it does not exist: every metric nan, tau_star None. `states`: the
+    model's conv_factor x T_train states on `tokens`, when the caller has them already."""
     T_end = conv_factor * T_train
-    fixed, tau_star = settled_inputs(_states(model, tokens, T_end), tol)
+    if states is None:
+        states = _states(model, tokens, T_end)
+    if states.shape[:2] != (T_end, len(tokens)):
+        raise ValueError(f"states: expected the {T_end} loops' states of the {len(tokens)} tokens, got shape {tuple(states.shape)}")
+    fixed, tau_star = settled_inputs(states, tol)
     if tau_star is None:
         return dict(tau_star=None, fixed_fraction=float(fixed.mean()),
                     **{m: float("nan") for m in ("skip1", "jac_align", "cosine", "cka", "aa")})
