@@ -37,7 +37,7 @@ BOUNDARIES = {
     "streaming_gap": [(0.5, R), (0.5 - E, P), (0.2, P), (0.2 - E, N)],
     "anneal_transfer_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
     "anneal_minus_scratch": [(0.5, R), (0.5 - E, P), (E, P), (0.0, N)],
-    "head_best_auroc_min": [(0.8, R), (0.8 - E, P), (0.65, P), (0.65 - E, N)],
+    "primary_significant_contests": [(3, R), (2, P), (1, P), (0, N)],
     "tail_significant_count": [(0, R), (1, P), (2, N)],
     "e2h_4x_best_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
     "best_is_recall_outer": [(True, R), (False, N)],
@@ -51,13 +51,15 @@ MET = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval"
        "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.5, "best_acc_by_length": {"16": 0.95, "64": 0.1},
        "compared_at_n": 32, "configurations": {f"{r} recall, outer norm": {"extrapolation": {"32": 0.05}}
                                                for r in ("internal", "external")},
-       "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0}}
+       "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0},
+       "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": [0.9, 0.8, 1.0], "c": [0.1, 0.0, 0.2]}, "tail_defined": 3}
 UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "budget_exponent_interval": None, "fixed_point_fraction": 0.0,
          "untied_s4_learned_fraction": 0.0, "a5_learned_fraction": {"operator_first": 0.0},
          "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.0, "best_acc_by_length": {"16": 0.89, "64": 0.0},
          "compared_at_n": 32, "configurations": {"internal recall, outer norm": {"extrapolation": {"32": 0.5}},
                                                  "external recall, outer norm": {"extrapolation": {"32": 0.05 - E}}},
-         "sudoku_board": {"internal, 24 givens": 0.0, "external, 24 givens": 0.0}}
+         "sudoku_board": {"internal, 24 givens": 0.0, "external, 24 givens": 0.0},
+         "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": None, "c": [0.1, 0.0, 0.2]}, "tail_defined": 0}
 
 
 def test_every_claim_has_boundaries():

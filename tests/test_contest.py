@@ -44,10 +44,10 @@ def test_undefined_cases_are_none_not_numbers():
 
 def test_ood_length_is_beyond_training_and_loops_scale_with_it():
     plan = profiles.contests("quick")
-    assert plan.n_ood(8) == 12 and plan.T_ood(8, 6) == 9 and plan.T_ood(8, 4) == 6
-    at_training = replace(plan, ood_factor=1.0)
-    assert at_training.n_ood(8) == 9                 # never the training length itself
-    assert profiles.contests("paper").n_ood(16) == 32
+    assert plan.n_ood("parity n8 T6") == 12 and plan.T_ood("parity n8 T6") == 9 and plan.T_ood("parity n8 T4") == 6
+    with pytest.raises(ValueError, match="targets"):     # never the training length itself
+        replace(plan, targets={k: 8 for k in plan.contests})
+    assert profiles.contests("paper").n_ood("S4 n16 T8") == 32
 
 
 def test_seed_row_reads_a_trained_run(store_root):
@@ -55,7 +55,8 @@ def test_seed_row_reads_a_trained_run(store_root):
                     n_heads=2, batch=16, max_steps=30, warmup=5, eval_count=32)
     run = store.get_or_train(cfg)
     row = contest.seed_metrics(run, n_ood=6, T_ood=6, eval_count=64, probes=2, long_factor=2)
-    assert set(row) == {"seed", "in_acc", "ood_acc", *contest.HEAD_METRICS, *contest.TAIL_METRICS}
+    assert set(row) == {"seed", "in_acc", "ood_acc", "tau_star", "fixed_fraction", *contest.HEAD_METRICS,
+                        *contest.TAIL_METRICS}
     expected = head.accuracy_by_loops(run.model, cfg.task_obj(), 6, 6, count=64, seed=8000).seq_acc[-1]
     assert row["ood_acc"] == pytest.approx(float(expected)) and 0.0 <= row["in_acc"] <= 1.0
     one_loop = store.get_or_train(replace(cfg, T_train=1))
@@ -80,6 +81,9 @@ def test_contest_results_on_constructed_tables():
     res = contest.contest_results(table, summary)
     assert res["contests_tested"] == 1 and res["head_best_auroc_min"] is None     # not every contest tested
     assert res["head_significant_contests"] == 1
+    # the primary metric (v_tau here) predicts in contest a; contest b is untested (None, not a miss)
+    assert contest.PRIMARY == "v_tau" and res["primary_significant_contests"] == 1
+    assert res["primary_auroc"]["a"][0] == pytest.approx(1.0) and res["primary_auroc"]["b"] is None
     hits, defined = contest.significant_hits(summary, contest.TAIL_METRICS)
     assert defined == len(contest.TAIL_METRICS) and res["tail_significant_count"] == len(hits) == defined
     assert res["ood_spread"] == {"a": [0.0, 0.9], "b": [0.1, 0.1]}
