@@ -47,6 +47,8 @@ class RunConfig:
     norm: str = "pre"                # normalisation placement (model.NORMS; Paper B)
     outer_norm: bool = False         # LayerNorm on the state after every loop (Paper B)
     causal: bool = True              # False: bidirectional attention (sudoku; Paper B)
+    recall_op: str = "add"           # how recall combines state and input: "add", "linear", "concat" (model.RECALL_OPS)
+    norm_kind: str = "layer"         # "layer" (LayerNorm) or "rms" (RMSNorm) everywhere (model.NORM_KINDS; Paper B)
     batch: int = 128
     lr: float = 1e-3
     warmup: int = 100
@@ -171,7 +173,8 @@ class RunConfig:
         return LoopConfig(vocab_size=t.vocab_size, n_classes=t.n_classes, n_layers=self.n_layers,
                           d_model=self.d_model, n_heads=self.n_heads, injection=self.injection,
                           n_blocks=1 if self.tied else self.T_train, pos=self.pos, norm=self.norm,
-                          outer_norm=self.outer_norm, causal=self.causal)
+                          outer_norm=self.outer_norm, causal=self.causal, recall_op=self.recall_op,
+                          norm_kind=self.norm_kind)
 
     def to_dict(self) -> dict:
         return asdict(self)

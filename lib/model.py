@@ -26,17 +26,28 @@ every parameter stacked on a leading axis (P, ...) under its usual name. The sam
 this way). A single model has no axis (population None) and calls its nn.Linear / nn.LayerNorm /
 nn.Embedding modules exactly as before, so a single run's numbers do not depend on this feature.
 
-Paper B's knobs (recall = input injection; notebook 09):
+Paper B's knobs (recall = input injection; notebook 09), as its public code (ashlab11/generalization)
+has them:
   injection "none"      no recall: the input enters only as the initial state h^0 = e
-            "add"       external recall: e added to the state at the block's entry (Paper A's injection)
-            "internal"  internal recall: e added inside every sublayer, after its pre-norm:
-                        x + Attn(LN(x) + e), x + MLP(LN(x) + e); nothing at the block's entry
-  norm      "pre"   x + f(LN(x))                (default)
-            "peri"  x + LN'(f(LN(x)))           (the sublayer's output normalised too)
-            "post"  LN(x + f(x))
-  outer_norm        h^{t+1} = LN_outer(F(inject(h^t, e))): one LayerNorm on the state after each
-                    whole loop, so the iterated state always lies on the normalised sphere (Paper
-                    B's "normalization around the whole looped block"; notebook 09 says why).
+            "add"       external recall: once per loop, at the block's entry (Paper A's injection)
+            "internal"  internal recall: inside every sublayer, after its pre-norm:
+                        x + Attn(R(LN(x), e)), x + MLP(R(LN(x), e)); nothing at the block's entry
+  recall_op R(x, e), how recall combines the state with the input (for "add" and "internal"):
+            "add"       x + e                              (default)
+            "linear"    W_x x + W_e e, learned, with biases; one pair per layer (internal) or one
+                        for the block's entry (external). Initialised W_x = W_e = I, biases 0, so a
+                        run starts as "add" (Paper B's code keeps torch's default init: our choice)
+            "concat"    [x, e]: the sublayer reads 2d features (internal only, as in Paper B's code)
+  norm      "pre"       x + f(LN(x))                (default)
+            "peri"      x + LN'(f(LN(x)))           (the sublayer's output normalised too)
+            "post"      LN(x + f(x))
+            "sandwich"  LN'(x + f(LN(x)))           (pre-norm and a norm after the residual add)
+  norm_kind "layer"     LayerNorm everywhere (default); "rms": RMSNorm everywhere (Paper B's code):
+                        the block's norms, the outer norm and the readout's norm
+  outer_norm        h^{t+1} = LN_outer(F(inject(h^t, e))): one norm on the state after each whole
+                    loop, so the iterated state always lies on the normalised sphere (our reading of
+                    Paper B's "normalization around the whole looped block", which its code does not
+                    name; notebook 09 says why).
 """
 from __future__ import annotations
 
@@ -49,7 +60,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 INJECTIONS = ("none", "add", "adapter", "internal")
-NORMS = ("pre", "peri", "post")
+RECALL_OPS = ("add", "linear", "concat")
+NORMS = ("pre", "peri", "post", "sandwich")
+NORM_KINDS = ("layer", "rms")
 POSITIONAL = ("none", "learned", "rotary", "scan")
 PRESETS = {  # the paper's sizes; heads chosen so every head is 32 wide (the paper does not say)
     "s": dict(n_layers=2, d_model=128, n_heads=4),
@@ -73,6 +86,8 @@ class LoopConfig:
     norm: str = "pre"
     outer_norm: bool = False
     causal: bool = True        # False: every position attends to every other (sudoku: a cell depends on the whole board)
+    recall_op: str = "add"
+    norm_kind: str = "layer"
 
     def __post_init__(self):
         for name in ("vocab_size", "n_classes", "n_layers", "d_model", "n_heads", "mlp_ratio", "n_blocks", "max_len"):
@@ -88,6 +103,16 @@ class LoopConfig:
             raise ValueError(f"pos: unknown positional encoding {self.pos!r}; allowed: {POSITIONAL}")
         if self.norm not in NORMS:
             raise ValueError(f"norm: unknown placement {self.norm!r}; allowed: {NORMS}")
+        if self.norm_kind not in NORM_KINDS:
+            raise ValueError(f"norm_kind: unknown {self.norm_kind!r}; allowed: {NORM_KINDS}")
+        if self.recall_op not in RECALL_OPS:
+            raise ValueError(f"recall_op: unknown {self.recall_op!r}; allowed: {RECALL_OPS}")
+        if self.recall_op != "add" and self.injection not in ("add", "internal"):
+            raise ValueError(f"recall_op: {self.recall_op!r} combines state and input where recall happens; "
+                             f"allowed with injection={self.injection!r}: 'add' only")
+        if self.recall_op == "concat" and self.injection != "internal":
+            raise ValueError("recall_op: 'concat' feeds each sublayer [x, e] (internal recall only, as in Paper B's "
+                             "code); allowed with injection='add': 'add', 'linear'")
         if not isinstance(self.outer_norm, bool):
             raise ValueError(f"outer_norm: must be True or False, got {self.outer_norm!r}")
         if not isinstance(self.causal, bool):
@@ -141,11 +166,18 @@ def linear(mod: nn.Linear, x: torch.Tensor, population: int | None) -> torch.Ten
     return y.view(*x.shape[:-1], w.shape[1])
 
 
-def layer_norm(mod: nn.LayerNorm, x: torch.Tensor, population: int | None) -> torch.Tensor:
+def make_norm(kind: str, d: int) -> nn.Module:
+    """One normalisation of width d: LayerNorm ("layer") or RMSNorm ("rms"), each with a learned scale."""
+    return nn.LayerNorm(d) if kind == "layer" else nn.RMSNorm(d)
+
+
+def normalise(mod: nn.LayerNorm | nn.RMSNorm, x: torch.Tensor, population: int | None) -> torch.Tensor:
     """mod(x); with a population axis (mod's weight and bias (P, d), x (P, ..., d)) each seed's affine map."""
     if population is None:
         return mod(x)
     shape = (population,) + (1,) * (x.dim() - 2) + (x.shape[-1],)
+    if isinstance(mod, nn.RMSNorm):
+        return F.rms_norm(x, x.shape[-1:], eps=mod.eps) * mod.weight.view(shape)
     y = F.layer_norm(x, x.shape[-1:], eps=mod.eps)
     return y * mod.weight.view(shape) + mod.bias.view(shape)
 
@@ -175,7 +207,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -
 
 class Layer(nn.Module):
     """One transformer layer: attention then a GELU MLP, each a residual branch; by default pre-norm,
-    x + Attn(LN(x)), then x + MLP(LN(x)) (other placements: see the module docstring)."""
+    x + Attn(LN(x)), then x + MLP(LN(x)) (other placements and recall: see the module docstring)."""
 
     def __init__(self, cfg: LoopConfig):
         super().__init__()
@@ -184,38 +216,51 @@ class Layer(nn.Module):
         self.rotary = cfg.pos == "rotary"
         self.causal = cfg.causal
         self.norm = cfg.norm
-        self.ln_attn = nn.LayerNorm(d)
-        self.qkv = nn.Linear(d, 3 * d)
+        self.recall_op = cfg.recall_op if cfg.injection == "internal" else "add"
+        d_in = 2 * d if self.recall_op == "concat" else d          # what a sublayer reads
+        self.ln_attn = make_norm(cfg.norm_kind, d)
+        self.qkv = nn.Linear(d_in, 3 * d)
         self.attn_out = nn.Linear(d, d)
-        self.ln_mlp = nn.LayerNorm(d)
-        self.mlp_in = nn.Linear(d, cfg.mlp_ratio * d)
+        self.ln_mlp = make_norm(cfg.norm_kind, d)
+        self.mlp_in = nn.Linear(d_in, cfg.mlp_ratio * d)
         self.mlp_out = nn.Linear(cfg.mlp_ratio * d, d)
-        if cfg.norm == "peri":
-            self.ln_attn_out, self.ln_mlp_out = nn.LayerNorm(d), nn.LayerNorm(d)
+        if cfg.norm in ("peri", "sandwich"):
+            self.ln_attn_out, self.ln_mlp_out = make_norm(cfg.norm_kind, d), make_norm(cfg.norm_kind, d)
+        if self.recall_op == "linear":
+            self.recall_x, self.recall_e = nn.Linear(d, d), nn.Linear(d, d)
         self.population: int | None = None     # P when the parameters carry a population axis (see `stack`)
 
     def lin(self, mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
         return linear(mod, x, self.population)
 
-    def ln(self, mod: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
-        return layer_norm(mod, x, self.population)
+    def ln(self, mod: nn.LayerNorm | nn.RMSNorm, x: torch.Tensor) -> torch.Tensor:
+        return normalise(mod, x, self.population)
+
+    def recall(self, x: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        """R(x, e): internal recall of the input e into a sublayer's (normalised) input x."""
+        if self.recall_op == "linear":
+            return self.lin(self.recall_x, x) + self.lin(self.recall_e, e)
+        if self.recall_op == "concat":
+            return torch.cat([x, e], dim=-1)
+        return x + e
 
     def attend(self, x: torch.Tensor) -> torch.Tensor:
-        """x (B, N, D), or (P, B, N, D) with a population axis: P*B sequences in one attention call."""
-        N, D = x.shape[-2:]
+        """x (B, N, D_in), or (P, B, N, D_in) with a population axis: P*B sequences in one attention call."""
+        N, D = x.shape[-2], self.attn_out.weight.shape[-1]
         q, k, v = self.lin(self.qkv, x).view(-1, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
         if self.rotary:
             q, k = rotary(q), rotary(k)
         a = attention(q, k, v, self.causal)
-        return self.lin(self.attn_out, a.transpose(1, 2).reshape(x.shape))
+        return self.lin(self.attn_out, a.transpose(1, 2).reshape(*x.shape[:-1], D))
 
     def mlp(self, x: torch.Tensor) -> torch.Tensor:
         # exact (erf) GELU: on this torch build it is ~2x faster forward+backward than the tanh form
         return self.lin(self.mlp_out, F.gelu(self.lin(self.mlp_in, x)))
 
     def forward(self, x: torch.Tensor, recall: torch.Tensor | None = None) -> torch.Tensor:
-        """recall: the input embedding for internal recall (added to each sublayer's normalised input)."""
-        r = (lambda y: y) if recall is None else (lambda y: y + recall)
+        """recall: the input embedding for internal recall (combined, `recall_op`, with each sublayer's
+        normalised input)."""
+        r = (lambda y: y) if recall is None else (lambda y: self.recall(y, recall))
         ln = self.ln
         if self.norm == "pre":
             x = x + self.attend(r(ln(self.ln_attn, x)))
@@ -223,6 +268,9 @@ class Layer(nn.Module):
         if self.norm == "peri":
             x = x + ln(self.ln_attn_out, self.attend(r(ln(self.ln_attn, x))))
             return x + ln(self.ln_mlp_out, self.mlp(r(ln(self.ln_mlp, x))))
+        if self.norm == "sandwich":
+            x = ln(self.ln_attn_out, x + self.attend(r(ln(self.ln_attn, x))))
+            return ln(self.ln_mlp_out, x + self.mlp(r(ln(self.ln_mlp, x))))
         x = ln(self.ln_attn, x + self.attend(r(x)))                               # post-norm
         return ln(self.ln_mlp, x + self.mlp(r(x)))
 
@@ -248,9 +296,11 @@ class LoopedTransformer(nn.Module):
         self.block = nn.ModuleList(Layer(cfg) for _ in range(cfg.n_layers * cfg.n_blocks))
         if cfg.injection == "adapter":
             self.adapter = nn.Linear(2 * d, d, bias=False)
+        if cfg.injection == "add" and cfg.recall_op == "linear":
+            self.recall_x, self.recall_e = nn.Linear(d, d), nn.Linear(d, d)
         if cfg.outer_norm:
-            self.ln_outer = nn.LayerNorm(d)
-        self.ln_out = nn.LayerNorm(d)
+            self.ln_outer = make_norm(cfg.norm_kind, d)
+        self.ln_out = make_norm(cfg.norm_kind, d)
         self.readout = nn.Linear(d, cfg.n_classes)
         self.population: int | None = None     # P when the parameters carry a population axis (see `stack`)
         self._init_weights()
@@ -290,12 +340,19 @@ class LoopedTransformer(nn.Module):
         for layer in self.block:   # GPT-2 style: shrink the residual writes
             for p in (layer.attn_out.weight, layer.mlp_out.weight):
                 nn.init.normal_(p, std=0.02 / math.sqrt(2 * self.cfg.n_layers))
+        d = self.cfg.d_model
         if self.cfg.injection == "adapter":
-            d = self.cfg.d_model
             with torch.no_grad():
                 self.adapter.weight.copy_(torch.cat([torch.eye(d), torch.eye(d)], dim=1))
+        with torch.no_grad():          # linear recall starts as additive recall: W_x = W_e = I
+            for mod in (self, *self.block):
+                if hasattr(mod, "recall_x"):
+                    mod.recall_x.weight.copy_(torch.eye(d))
+                    mod.recall_e.weight.copy_(torch.eye(d))
 
     def inject(self, h: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        if self.cfg.injection == "add" and self.cfg.recall_op == "linear":
+            return linear(self.recall_x, h, self.population) + linear(self.recall_e, e, self.population)
         if self.cfg.injection == "add":
             return h + e
         if self.cfg.injection == "adapter":
@@ -332,11 +389,11 @@ class LoopedTransformer(nn.Module):
         recall = e if self.cfg.injection == "internal" else None
         for layer in layers:
             x = layer(x, recall)
-        return layer_norm(self.ln_outer, x, self.population) if self.cfg.outer_norm else x
+        return normalise(self.ln_outer, x, self.population) if self.cfg.outer_norm else x
 
     def decode(self, h: torch.Tensor) -> torch.Tensor:
         P = self.population
-        return linear(self.readout, layer_norm(self.ln_out, h, P), P)
+        return linear(self.readout, normalise(self.ln_out, h, P), P)
 
     def forward(self, tokens: torch.Tensor, T: int, all_loops: bool = False, return_states: bool = False,
                 streaming: bool = False, hook=None, h0: torch.Tensor | None = None):

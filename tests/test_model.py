@@ -65,6 +65,9 @@ def test_presets():
 
 @pytest.mark.parametrize("kw,msg", [
     (dict(d_model=30, n_heads=4), "d_model"), (dict(injection="concat"), "injection"),
+    (dict(recall_op="mul"), "recall_op"), (dict(injection="add", recall_op="concat"), "recall_op"),
+    (dict(injection="none", recall_op="linear"), "recall_op"), (dict(injection="adapter", recall_op="linear"), "recall_op"),
+    (dict(norm="outer"), "norm"), (dict(norm_kind="batch"), "norm_kind"),
     (dict(n_layers=0), "n_layers"), (dict(n_heads=0), "n_heads")])
 def test_bad_config(kw, msg):
     with pytest.raises(ValueError, match=msg):
@@ -97,7 +100,11 @@ def test_bidirectional_attention_lets_early_positions_see_later_tokens():
 # --- population axis: P models of one config as one model (LoopedTransformer.stack) ---------------
 CONTROLS = [dict(), dict(injection="add"), dict(injection="none"), dict(injection="internal"), dict(n_blocks=4),
             dict(pos="learned"), dict(pos="rotary"), dict(pos="scan", max_len=32), dict(norm="peri"),
-            dict(norm="post"), dict(outer_norm=True), dict(causal=False)]
+            dict(norm="post"), dict(outer_norm=True), dict(causal=False),
+            # Paper B's knobs as its code has them: recall ops at both placements, sandwich, RMSNorm
+            dict(injection="add", recall_op="linear"), dict(injection="internal", recall_op="linear"),
+            dict(injection="internal", recall_op="concat"), dict(norm="sandwich"),
+            dict(norm_kind="rms", outer_norm=True, norm="peri")]
 
 
 @pytest.mark.parametrize("kw", CONTROLS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
@@ -157,3 +164,48 @@ def test_a_compiled_training_run_is_a_close_sample_of_the_eager_one(tmp_path):
         assert torch.allclose(w, compiled.state_dict()[name], atol=1e-4), name
     assert [r["step"] for r in m_eager["log"]] == [r["step"] for r in m_compiled["log"]]
     assert m_compiled["compiled"] is True and "compiled" not in m_eager      # eager metrics as before
+
+
+# --- Paper B's knobs ------------------------------------------------------------------------------
+@pytest.mark.parametrize("injection", ["add", "internal"])
+def test_linear_recall_starts_as_additive_recall(injection):
+    """W_x = W_e = I and zero biases at initialisation: the same function as recall_op="add"."""
+    torch.manual_seed(0)
+    add = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=2, d_model=16, n_heads=2,
+                                       injection=injection)).eval()
+    lin = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=2, d_model=16, n_heads=2,
+                                       injection=injection, recall_op="linear")).eval()
+    missing = lin.load_state_dict(add.state_dict(), strict=False).missing_keys
+    assert missing and all("recall_" in k for k in missing)           # only the recall maps are new
+    x = torch.randint(0, 7, (3, 6))
+    torch.testing.assert_close(lin(x, 3), add(x, 3))
+    with torch.no_grad():                                               # and they act once trained away from I
+        next(p for n, p in lin.named_parameters() if n.endswith("recall_e.weight")).mul_(2.0)
+    assert not torch.allclose(lin(x, 3), add(x, 3))
+
+
+def test_concat_recall_feeds_each_sublayer_state_and_input():
+    m = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=1, d_model=16, n_heads=2,
+                                     injection="internal", recall_op="concat"))
+    layer = m.block[0]
+    assert layer.qkv.in_features == 32 and layer.mlp_in.in_features == 32 and layer.attn_out.in_features == 16
+    x, e = torch.randn(2, 5, 16), torch.randn(2, 5, 16)
+    torch.testing.assert_close(layer.recall(x, e), torch.cat([x, e], -1))
+    assert m(torch.randint(0, 7, (2, 5)), 3).shape == (2, 5, 6)
+
+
+@pytest.mark.parametrize("kind", ["layer", "rms"])
+def test_sandwich_and_post_norm_leave_every_position_normalised(kind):
+    """Both end each sublayer with a norm after the residual add: at initialisation (unit scale, zero
+    shift) every position of a layer's output has zero mean and unit variance (LayerNorm) or unit
+    root-mean-square (RMSNorm); pre-norm's output does not."""
+    x = torch.randn(2, 5, 16) * 3 + 1
+    for norm, normalised in (("sandwich", True), ("post", True), ("pre", False)):
+        layer = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=1, d_model=16, n_heads=2,
+                                             norm=norm, norm_kind=kind)).block[0]
+        y = layer(x)
+        unit = (y.pow(2).mean(-1).sqrt() if kind == "rms" else y.var(-1, unbiased=False)).detach()
+        centred = y.mean(-1).abs().max() < 1e-5 if kind == "layer" else True
+        assert (torch.allclose(unit, torch.ones_like(unit), atol=1e-3) and centred) == normalised, (norm, kind)
+    rms = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, norm_kind="rms", outer_norm=True))
+    assert all(isinstance(mod, torch.nn.RMSNorm) for n, mod in rms.named_modules() if n.split(".")[-1].startswith("ln_"))
