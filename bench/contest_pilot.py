@@ -1,6 +1,7 @@
 """Pilot for the seed contests (notebook 07, issue "The three 16-seed contests on group word problems").
 
     OMP_NUM_THREADS=1 python -m bench.contest_pilot [--compile]    # trains missing pilot runs, then reads them
+    OMP_NUM_THREADS=1 python -m bench.contest_pilot --contests --shard 0/2 --compile   # then the contests' runs
 
 The contests are populations of the settled recipe (`profiles.SETTLED`) on S4 prefix products; a
 contest is informative only where its seeds split on out-of-distribution accuracy. This pilot reads
@@ -15,7 +16,9 @@ The pilot seeds are never contest seeds (`profiles.CONTEST_SEEDS` starts above t
 
 Pilot runs: the recipe search's runs of the settled recipe (seeds 0-2 at T = 8 and T = 4; their
 speeds and these accuracies were already in the search log) and seeds 0-2 at T = 6, trained here.
-Writes bench/results/contest_pilot.json.
+Writes bench/results/contest_pilot.json. With --contests it reads that file instead and trains the
+runs of every kept contract at the contest seeds (`profiles.CONTEST_SEEDS`), sharded like `lib.cli
+train`, reading nothing from them: notebook 07 measures them.
 """
 from __future__ import annotations
 
@@ -47,8 +50,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compile", action="store_true", help="train missing pilot runs with the compiled CPU step")
     ap.add_argument("--count", type=int, default=512, help="inputs per length")
+    ap.add_argument("--contests", action="store_true", help="train the kept contracts' contest seeds and exit")
+    ap.add_argument("--shard", default="0/1", help="with --contests: i/k, this process trains runs i, i+k, ...")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.contests:
+        return train_contests(args.shard, args.compile)
     out = {}
     for name, base in profiles.contest_contracts("quick").items():
         runs = [store.get_or_train(profiles.contest_config(base, s), compile=args.compile) for s in PILOT_SEEDS]
@@ -64,6 +71,19 @@ def main(argv=None) -> int:
         for n, a in acc.items():
             print(f"  n={n:3d} T={c.loops_at(n):3d} " + " ".join(f"{x:6.3f}" for x in a))
     OUT.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+def train_contests(shard: str, compile: bool) -> int:
+    from lib import profiles, store
+    if not OUT.exists():
+        raise SystemExit(f"--contests: run the pilot first ({OUT} is missing)")
+    kept = [name for name, r in json.loads(OUT.read_text()).items() if r["target_n"] is not None]
+    contracts = profiles.contest_contracts("quick")
+    cfgs = [profiles.contest_config(contracts[name], s) for name in kept for s in profiles.CONTEST_SEEDS]
+    i, k = (int(x) for x in shard.split("/"))
+    for cfg in cfgs[i::k]:
+        store.get_or_train(cfg, compile=compile)
     return 0
 
 

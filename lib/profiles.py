@@ -423,6 +423,12 @@ class ContestPlan:
         return self.contests[name][0].loops_at(self.n_ood(name))
 
 
+# Contest seeds on group word problems: above the pilot's seeds 0-2 (bench/contest_pilot.py), which
+# never enter a contest. Seeds 3-6 at T = 8 and T = 4 are also members of the tail population (01),
+# where only their OOD accuracy and tail metrics are read, never a head metric.
+CONTEST_SEEDS = tuple(range(3, 19))
+
+
 def contest_contracts(profile: str) -> dict[str, RunConfig]:
     """The contracts the group-word-problem contests are drawn from (seed 0 in each config; one
     contest = one contract x its seeds, `contest_config`): S4 prefix products under the settled recipe,

@@ -108,3 +108,12 @@ def test_pilot_target_length_rule():
     assert target_length({8: [0.9, 0.1], 16: [0.9, 0.9], 25: [0.9, 0.1]}, 8) is None
     # the threshold counts as generalizing (>=)
     assert target_length({16: [0.5, 0.49]}, 8) == 16
+
+
+def test_pilot_seeds_never_enter_a_contest():
+    from bench.contest_pilot import PILOT_SEEDS
+    assert not set(PILOT_SEEDS) & set(profiles.CONTEST_SEEDS) and len(profiles.CONTEST_SEEDS) == 16
+    quick = profiles.contest_contracts("quick")
+    # the contest runs are the budget-law population's runs (one stored run per seed and contract)
+    law = {c for c in profiles.budget_law("quick", seeds=(5,)).runs}
+    assert {profiles.contest_config(quick[k], 5) for k in ("S4 n8 T8", "S4 n8 T4")} <= law
