@@ -20,7 +20,8 @@ from .model import INJECTIONS, POSITIONAL, LoopConfig
 # run's hash, so stale cached runs are never read as current ones.
 CODE_VERSION = "1"
 SCHEDULES = ("fixed", "log", "streaming", "proportional")
-LOSS_LOOPS = ("final", "tail")
+LOSS_LOOPS = ("final", "tail", "progressive")
+LR_DECAYS = ("constant", "step")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,11 @@ class RunConfig:
     T_jitter: float = 1.0            # > 1: the loops of a batch are drawn uniformly in [T_min, ceil(T_jitter T_min)],
                                      # T_min the schedule's count (the contract stays the fewest loops a batch gets)
     loss_loops: str = "final"        # "final": loss after the drawn T only; "tail": mean loss over every loop
-                                     # T_min..T (asks the loop to hold its answer past the budget)
+                                     # T_min..T (asks the loop to hold its answer past the budget);
+                                     # "progressive": deep-thinking's progressive loss (Bansal et al. 2022, as
+                                     # Paper B's code): s ~ U{0..T-1} loops without gradient, then k ~ U{1..T-s}
+                                     # loops with it from that state; loss (1 - a) CE(T loops) + a CE(s + k loops)
+    progressive_alpha: float = 1.0   # a above (Paper B's default 1: the progressive term alone)
     # model
     n_layers: int = 1
     d_model: int = 64
@@ -49,8 +54,12 @@ class RunConfig:
     causal: bool = True              # False: bidirectional attention (sudoku; Paper B)
     recall_op: str = "add"           # how recall combines state and input: "add", "linear", "concat" (model.RECALL_OPS)
     norm_kind: str = "layer"         # "layer" (LayerNorm) or "rms" (RMSNorm) everywhere (model.NORM_KINDS; Paper B)
+    attn_window: int = 0             # > 0: each position attends to the last attn_window positions only
+                                     # (local attention; Paper B's prefix sums use a window of 5)
     batch: int = 128
     lr: float = 1e-3
+    lr_decay: str = "constant"       # "step": x0.1 at 40 % and again at 67 % of max_steps (Paper B's
+                                     # epochs 60 and 100 of 150); polishing decays from there
     warmup: int = 100
     weight_decay: float = 0.01
     clip: float = 1.0
@@ -90,6 +99,12 @@ class RunConfig:
             raise ValueError(f"T_jitter: must be a number >= 1 (1 = no jitter), got {self.T_jitter!r}")
         if self.loss_loops not in LOSS_LOOPS:
             raise ValueError(f"loss_loops: unknown {self.loss_loops!r}; allowed: {LOSS_LOOPS}")
+        if self.lr_decay not in LR_DECAYS:
+            raise ValueError(f"lr_decay: unknown {self.lr_decay!r}; allowed: {LR_DECAYS}")
+        if not 0.0 <= self.progressive_alpha <= 1.0:
+            raise ValueError(f"progressive_alpha: the weight of the progressive term, in [0, 1], got {self.progressive_alpha!r}")
+        if not isinstance(self.attn_window, int) or isinstance(self.attn_window, bool) or self.attn_window < 0:
+            raise ValueError(f"attn_window: an integer >= 0 (0: full attention), got {self.attn_window!r}")
         if self.streaming and (self.T_jitter != 1 or self.loss_loops != "final"):
             raise ValueError("T_jitter / loss_loops: the streaming schedule fixes its loops (T = n + 2); "
                              "allowed with schedule='streaming': T_jitter=1, loss_loops='final'")
@@ -111,6 +126,9 @@ class RunConfig:
             raise ValueError(f"task: {self.task!r} needs causal=False (a square depends on the whole board) and "
                              f"n_train = curriculum_start = {cells} (one token per square), got causal={self.causal}, "
                              f"n_train={self.n_train}, curriculum_start={self.curriculum_start}")
+        if not self.tied and self.loss_loops == "progressive":
+            raise ValueError("loss_loops: 'progressive' restarts the loop from a detached state; the untied control "
+                             "has one block per loop; allowed with tied=False: 'final', 'tail'")
         if not self.tied and self.schedule != "fixed":
             raise ValueError(f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', "
                              f"got {self.schedule!r}")
@@ -174,7 +192,7 @@ class RunConfig:
                           d_model=self.d_model, n_heads=self.n_heads, injection=self.injection,
                           n_blocks=1 if self.tied else self.T_train, pos=self.pos, norm=self.norm,
                           outer_norm=self.outer_norm, causal=self.causal, recall_op=self.recall_op,
-                          norm_kind=self.norm_kind)
+                          norm_kind=self.norm_kind, attn_window=self.attn_window)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -18,6 +18,8 @@ Controls for the architecture-prior study (Paper A §6.2, App. D):
                 `scan_address`) through a learned projection, added to the token embedding.
 
 causal=False: bidirectional attention (every position sees every other), for sudoku only.
+attn_window > 0: causal local attention, each position sees itself and the attn_window - 1 before it
+(Paper B's code uses local attention, window 5, on prefix sums).
 
 Population axis: `LoopedTransformer.stack(models)` makes ONE model out of P models of one config,
 every parameter stacked on a leading axis (P, ...) under its usual name. The same `forward` /
@@ -88,6 +90,7 @@ class LoopConfig:
     causal: bool = True        # False: every position attends to every other (sudoku: a cell depends on the whole board)
     recall_op: str = "add"
     norm_kind: str = "layer"
+    attn_window: int = 0       # > 0: local attention, each position sees the last attn_window positions (itself included)
 
     def __post_init__(self):
         for name in ("vocab_size", "n_classes", "n_layers", "d_model", "n_heads", "mlp_ratio", "n_blocks", "max_len"):
@@ -117,6 +120,11 @@ class LoopConfig:
             raise ValueError(f"outer_norm: must be True or False, got {self.outer_norm!r}")
         if not isinstance(self.causal, bool):
             raise ValueError(f"causal: must be True or False, got {self.causal!r}")
+        if not isinstance(self.attn_window, int) or isinstance(self.attn_window, bool) or self.attn_window < 0:
+            raise ValueError(f"attn_window: an integer >= 0 (0: full attention), got {self.attn_window!r}")
+        if self.attn_window and not self.causal:
+            raise ValueError("attn_window: local attention is causal here (the last attn_window positions); "
+                             "allowed with causal=False: 0")
         if self.pos == "rotary" and (self.d_model // self.n_heads) % 2:
             raise ValueError(f"pos: 'rotary' needs an even head width, got d_model/n_heads = {self.d_model // self.n_heads}")
 
@@ -195,6 +203,12 @@ def attention_products(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal
     return (s.softmax(-1).unsqueeze(-1) * v.unsqueeze(-3)).sum(-2)
 
 
+def local_mask(N: int, window: int, device=None) -> torch.Tensor:
+    """(N, N) bool: query i may attend to key j when i - window < j <= i (causal local attention)."""
+    i = torch.arange(N, device=device)
+    return (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - window)
+
+
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
     """The fused kernel, except inside a compiled CPU step on short words: there the kernel costs
     ~5 µs per (sequence, head) for almost no FLOPs, and the broadcast form compiled with the rest of
@@ -215,6 +229,7 @@ class Layer(nn.Module):
         self.n_heads = cfg.n_heads
         self.rotary = cfg.pos == "rotary"
         self.causal = cfg.causal
+        self.window = cfg.attn_window
         self.norm = cfg.norm
         self.recall_op = cfg.recall_op if cfg.injection == "internal" else "add"
         d_in = 2 * d if self.recall_op == "concat" else d          # what a sublayer reads
@@ -250,7 +265,10 @@ class Layer(nn.Module):
         q, k, v = self.lin(self.qkv, x).view(-1, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
         if self.rotary:
             q, k = rotary(q), rotary(k)
-        a = attention(q, k, v, self.causal)
+        if self.window:
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=local_mask(N, self.window, x.device))
+        else:
+            a = attention(q, k, v, self.causal)
         return self.lin(self.attn_out, a.transpose(1, 2).reshape(*x.shape[:-1], D))
 
     def mlp(self, x: torch.Tensor) -> torch.Tensor:

@@ -73,12 +73,12 @@ def batchable(cfg: RunConfig) -> bool:
     """Whether seeds of `cfg` can share a step. Every model (untied, positional encodings, norm
     placements, outer norm, every injection, bidirectional attention) and every deterministic
     schedule can; not batched are
-      - loop counts each seed draws at random every step ("log", T_jitter > 1): they would batch
+      - loop counts each seed draws at random every step ("log", T_jitter > 1, progressive loss): they would batch
         exactly (one T per seed), but every seed would run the largest draw of the step, which
         costs more than the population gains (the CPU speed-up is about 1x at one thread);
       - bidirectional attention with lengths that can differ between seeds (a curriculum below
         n_train, or uniform lengths): every position would see the padding."""
-    return (cfg.schedule != "log" and cfg.T_jitter == 1
+    return (cfg.schedule != "log" and cfg.T_jitter == 1 and cfg.loss_loops != "progressive"
             and (cfg.causal or (cfg.lengths == "max" and cfg.curriculum_start >= cfg.n_train)))
 
 

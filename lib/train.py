@@ -4,9 +4,10 @@
 metrics, checkpointing into `workdir` so an interrupted run resumes where it stopped.
 
 Recipe (shared/notes/cpu-measurements.md): AdamW (betas 0.9/0.98, weight decay off embeddings,
-biases and norms), linear warmup then constant learning rate; loss = cross-entropy after the
-loops the schedule gives the batch (`loops_for`: the contract's T, or a count drawn above it) or
-averaged over the loops past the budget (`loss_loops="tail"`); gradient clipping;
+biases and norms), linear warmup then a constant learning rate (or Paper B's step decay,
+`lr_decay="step"`); loss = cross-entropy after the loops the schedule gives the batch (`loops_for`:
+the contract's T, or a count drawn above it), averaged over the loops past the budget
+(`loss_loops="tail"`), or deep-thinking's progressive loss (`loss_loops="progressive"`); gradient clipping;
 a length curriculum with promotion on accuracy. When the curriculum has reached n_train and the
 windowed last-position accuracy reaches `final_acc`, the run "polishes": the learning rate decays
 linearly to 0 over `polish_steps` and training stops. `max_steps` bounds everything.
@@ -86,12 +87,19 @@ def _param_groups(model: torch.nn.Module, weight_decay: float):
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
+STEP_DECAY = ((0.4, 0.1), (2 / 3, 0.1))     # lr_decay="step": (fraction of max_steps, factor) milestones
+
+
 def _lr_at(cfg: RunConfig, step: int, polish_start: int | None) -> float:
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
+    base = cfg.lr
+    if cfg.lr_decay == "step":
+        for at, factor in STEP_DECAY:
+            base *= factor if step >= at * cfg.max_steps else 1.0
     if polish_start is None:
-        return cfg.lr
-    return cfg.lr * max(0.0, 1.0 - (step - polish_start) / max(1, cfg.polish_steps))
+        return base
+    return base * max(0.0, 1.0 - (step - polish_start) / max(1, cfg.polish_steps))
 
 
 @torch.no_grad()
@@ -198,12 +206,15 @@ def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: flo
 
 class Batch(NamedTuple):
     """One run's training batch: words of length n (tokens and labels (B, n + 1), BOS included) and
-    the loops the schedule gives them (T_min the schedule's count, T what the batch runs)."""
+    the loops the schedule gives them (T_min the schedule's count, T what the batch runs). Progressive
+    loss only: `free` loops run without gradient, then `k` with it (free + k <= T)."""
     n: int
     tokens: torch.Tensor
     labels: torch.Tensor
     T_min: int
     T: int
+    free: int = 0
+    k: int = 0
 
 
 def draw_batch(cfg: RunConfig, run: RunProgress, task: tasks_mod.Task, generator: torch.Generator) -> Batch:
@@ -212,7 +223,22 @@ def draw_batch(cfg: RunConfig, run: RunProgress, task: tasks_mod.Task, generator
     n = draw_length(cfg.lengths, run.curriculum.length, generator, min_len=cfg.curriculum_start)
     tokens, labels = task.sample(cfg.batch, n, generator)
     T_min, T = loops_for(cfg, n, generator)
-    return Batch(n, tokens, labels, T_min, T)
+    if cfg.loss_loops != "progressive":          # nothing more drawn: every other run's stream is unchanged
+        return Batch(n, tokens, labels, T_min, T)
+    free = int(torch.randint(0, T, (1,), generator=generator))
+    k = int(torch.randint(1, T - free + 1, (1,), generator=generator))
+    return Batch(n, tokens, labels, T_min, T, free, k)
+
+
+def progressive_logits(forward, tokens: torch.Tensor, b: Batch, streaming: bool = False):
+    """deep-thinking's progressive step: b.free loops without gradient (the state detached), then b.k
+    loops with gradient from there. Returns (logits after free + k loops, the state there)."""
+    h0 = None
+    if b.free:
+        with torch.no_grad():
+            h0 = forward(tokens, b.free, return_states=True, streaming=streaming)[1][-1]
+    logits, states = forward(tokens, b.k, return_states=True, streaming=streaming, h0=h0)
+    return logits, states[-1]
 
 
 def _inputs(batches: list[Batch], population: int | None, causal: bool, device: torch.device):
@@ -266,11 +292,22 @@ def train_step(model: LoopedTransformer, opt, runs: list[RunProgress], batches: 
     def seed(x: torch.Tensor, i: int) -> torch.Tensor:
         return x if P is None else x[i]
 
+    progressive = cfg.loss_loops == "progressive"
+    if progressive and P is not None:
+        raise ValueError("loss_loops: 'progressive' draws its loops per seed and step; train its seeds one by one")
     with autocast(device):
-        logits = forward(tokens, seed_T[0] if P is None else seed_T, streaming=cfg.streaming, all_loops=tail)
-        # a population's tail logits run to the largest T; seed i's own loops are the first T_i
-        losses = [loop_loss(seed(logits, i) if P is None or not tail else logits[i, :b.T], seed(labels, i),
-                            b.T_min, cfg.loss_loops) for i, b in enumerate(batches)]
+        if progressive:
+            b, a = batches[0], cfg.progressive_alpha
+            logits, h = progressive_logits(forward, tokens, b)
+            losses = [a * loop_loss(logits, labels, b.T_min, "final")]
+            if a < 1:
+                full = forward(tokens, b.T)
+                losses[0] = losses[0] + (1 - a) * loop_loss(full, labels, b.T_min, "final")
+        else:
+            logits = forward(tokens, seed_T[0] if P is None else seed_T, streaming=cfg.streaming, all_loops=tail)
+            # a population's tail logits run to the largest T; seed i's own loops are the first T_i
+            losses = [loop_loss(seed(logits, i) if P is None or not tail else logits[i, :b.T], seed(labels, i),
+                                b.T_min, cfg.loss_loops) for i, b in enumerate(batches)]
     for run, loss, a in zip(runs, losses, active):
         if not a:
             continue
@@ -298,6 +335,9 @@ def train_step(model: LoopedTransformer, opt, runs: list[RunProgress], batches: 
             final = seed(logits, i)
             if tail:
                 final = final[b.T - 1]                  # the logits after the batch's own last loop
+            if progressive:                             # the curriculum reads the batch's full T loops
+                final = full if cfg.progressive_alpha < 1 else (
+                    final if b.free + b.k == b.T else forward(tokens, b.T - b.free - b.k, h0=h.detach()))
             last = b.tokens.shape[1] - 1                # the batch's last position (padding lies beyond)
             acc = (final[:, last].argmax(-1) == seed(labels, i)[:, last]).float().mean().item()
             out.append(loss.item())

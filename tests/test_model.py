@@ -209,3 +209,20 @@ def test_sandwich_and_post_norm_leave_every_position_normalised(kind):
         assert (torch.allclose(unit, torch.ones_like(unit), atol=1e-3) and centred) == normalised, (norm, kind)
     rms = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, norm_kind="rms", outer_norm=True))
     assert all(isinstance(mod, torch.nn.RMSNorm) for n, mod in rms.named_modules() if n.split(".")[-1].startswith("ln_"))
+
+
+def test_local_attention_sees_only_its_window():
+    from lib.model import local_mask
+    assert local_mask(4, 2).int().tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=1, d_model=16, n_heads=2,
+                                     attn_window=2)).eval()
+    x = torch.randint(0, 7, (2, 8))
+    y = x.clone()
+    y[:, 2] = (y[:, 2] + 1) % 7
+    # one loop, one layer: position 4 sees positions 3-4 only, so a change at 2 cannot reach it...
+    torch.testing.assert_close(m(x, 1)[:, 4:], m(y, 1)[:, 4:])
+    # ...but after two loops it can (the window slides one position a loop: a serial frontier)
+    assert not torch.allclose(m(x, 2)[:, 3], m(y, 2)[:, 3])
+    with pytest.raises(ValueError, match="attn_window"):
+        LoopConfig(vocab_size=5, n_classes=4, attn_window=3, causal=False)

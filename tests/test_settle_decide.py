@@ -28,3 +28,18 @@ def test_missing_seeds_and_stopped_runs():
     assert decide(rows + [stopped])["r"]["keeps_law"] is False           # a stopped run did not learn
     forgets = _recipe("f", lambda d, s: d, at_4T=0.5)
     assert decide(forgets)["f"]["settles"] is False
+
+
+def test_prefix_sums_search_rule_on_constructed_rows():
+    from bench.prefix_sums_search import RECIPES, decide
+    names = list(RECIPES)
+
+    def row(recipe, seed, in_acc, best64, wall=100.0):
+        return {"recipe": recipe, "seed": seed, "in_acc_T": in_acc, "best": {"64": [best64, 10]}, "train_wall_s": wall}
+    rows = [row(names[0], 0, 0.95, 0.6), row(names[0], 1, 0.92, 0.3),      # learns, min 0.3
+            row(names[1], 0, 0.99, 0.9), row(names[1], 1, 0.85, 0.9),      # one seed short: does not learn
+            row(names[2], 0, 0.99, 0.305, 50.0), row(names[2], 1, 0.99, 0.7, 50.0)]   # learns, 0.305 (a tie), cheaper
+    d = decide(rows)
+    assert d["recipes"][names[1]]["learns"] is False and d["recipes"][names[3]]["learns"] is None
+    assert d["pick"] == names[2]                    # within 0.01 of the best score, and cheaper
+    assert decide(rows[2:4])["pick"] is None        # nobody learns: no pick

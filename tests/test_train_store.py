@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 import os
 
 import pytest
@@ -110,3 +111,70 @@ def test_every_committed_run_keeps_its_hash():
     assert len(stored) >= 80
     for path in stored:
         assert config_hash(RunConfig.from_dict(json.loads(path.read_text()))) == path.parent.name, path
+
+
+# --- Paper B / deep-thinking training options -----------------------------------------------------
+def test_progressive_batches_draw_their_split_within_T_and_only_then():
+    from lib.train import RunProgress, draw_batch
+    cfg = RunConfig(task="S4", n_train=4, T_train=6, loss_loops="progressive", curriculum_start=4)
+    gen = torch.Generator().manual_seed(0)
+    run, task = RunProgress(cfg), cfg.task_obj()
+    splits = [(b.free, b.k, b.T) for b in (draw_batch(cfg, run, task, gen) for _ in range(200))]
+    assert all(0 <= f <= T - 1 and 1 <= k <= T - f for f, k, T in splits)
+    assert {f for f, _, _ in splits} == set(range(6)) and {k for _, k, _ in splits} == set(range(1, 7))
+    again = torch.Generator().manual_seed(0)           # deterministic under the seed
+    assert [(b.free, b.k) for b in (draw_batch(cfg, RunProgress(cfg), task, again) for _ in range(200))] == \
+        [(f, k) for f, k, _ in splits]
+    plain = RunConfig(task="S4", n_train=4, T_train=6, curriculum_start=4)   # other runs draw nothing more
+    g1, g2 = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    b = draw_batch(plain, RunProgress(plain), task, g1)
+    assert (b.free, b.k) == (0, 0)
+    task.sample(plain.batch, 4, g2)
+    assert torch.equal(g1.get_state(), g2.get_state())
+
+
+def test_progressive_step_runs_free_loops_without_gradient_then_k_with_it():
+    from lib.model import LoopConfig, LoopedTransformer
+    from lib.train import Batch, progressive_logits
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=5, n_classes=4, n_layers=1, d_model=16, n_heads=2))
+    tokens = torch.randint(0, 5, (3, 6))
+    b = Batch(5, tokens, tokens, 6, 6, free=2, k=3)
+    logits, h = progressive_logits(m, tokens, b)
+    torch.testing.assert_close(logits, m(tokens, 5))                 # the same function as 5 plain loops
+    logits.sum().backward()
+    # no gradient through the first `free` loops: the gradient is not that of 5 plain loops
+    g_prog = m.embed.weight.grad.clone()
+    m.zero_grad()
+    m(tokens, 5).sum().backward()
+    assert not torch.allclose(g_prog, m.embed.weight.grad)
+
+
+def test_progressive_run_trains_and_resumes_identically(tmp_path):
+    cfg = RunConfig(experiment="t", task="parity", n_train=4, T_train=4, n_layers=1, d_model=16, n_heads=2,
+                    batch=16, max_steps=24, warmup=2, eval_count=16, checkpoint_every=10, loss_loops="progressive",
+                    progressive_alpha=0.5, attn_window=2)     # (step decay: its milestones move with max_steps)
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    whole, _ = train(cfg, tmp_path / "a")
+    partial = replace(cfg, max_steps=12)
+    train(partial, tmp_path / "b")                  # stops at 12 with a checkpoint at 10, then resumes
+    resumed, _ = train(cfg, tmp_path / "b")
+    assert all(torch.equal(p, q) for p, q in zip(whole.state_dict().values(), resumed.state_dict().values()))
+
+
+def test_step_decay_divides_the_rate_at_its_milestones():
+    from lib.train import _lr_at
+    cfg = RunConfig(lr=1e-3, warmup=10, max_steps=300, lr_decay="step")
+    assert _lr_at(cfg, 50, None) == pytest.approx(1e-3)
+    assert _lr_at(cfg, 120, None) == pytest.approx(1e-4) and _lr_at(cfg, 200, None) == pytest.approx(1e-5)
+    assert _lr_at(cfg, 205, 200) == pytest.approx(1e-5 * (1 - 5 / cfg.polish_steps))   # polishing from there
+    assert _lr_at(replace(cfg, lr_decay="constant"), 250, None) == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(loss_loops="progressive", tied=False), "loss_loops"),
+                                    (dict(progressive_alpha=1.5), "progressive_alpha"), (dict(lr_decay="cos"), "lr_decay"),
+                                    (dict(attn_window=-1), "attn_window")])
+def test_bad_training_options_are_refused(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        RunConfig(**kw)
