@@ -31,7 +31,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import torch
+from bench.search_log import read_rows, run_queue
 
 LOG = Path(__file__).parent / "results" / "prefix_sums_search.jsonl"
 SEEDS = (0, 1)
@@ -62,12 +62,6 @@ def config(recipe: str, seed: int):
     from lib import profiles
     base = profiles.easy_to_hard("quick").runs[0]
     return replace(base, experiment="easy_to_hard_search", seed=seed, **RECIPES[recipe])
-
-
-def done_keys() -> set:
-    if not LOG.exists():
-        return set()
-    return {(r["recipe"], r["seed"]) for r in map(json.loads, LOG.read_text().splitlines())}
 
 
 def measure_one(recipe: str, seed: int, compile: bool = False) -> dict:
@@ -116,7 +110,7 @@ def main(argv=None) -> int:
     ap.add_argument("--decide", action="store_true", help="apply the rule above to the log and exit")
     ap.add_argument("--compile", action="store_true", help="train with the compiled CPU step")
     args = ap.parse_args(argv)
-    rows = [json.loads(x) for x in LOG.read_text().splitlines()] if LOG.exists() else []
+    rows = read_rows(LOG)
     if args.table:
         print(f"{'recipe':14} {'s':>2} {'steps':>6} {'in@T':>5} " + " ".join(f"{'best' + str(n):>8}" for n in TEST_NS[1:])
               + f" {'train s':>8}")
@@ -127,16 +121,8 @@ def main(argv=None) -> int:
     if args.decide:
         print(json.dumps(decide(rows), indent=1))
         return 0
-    i, k = (int(x) for x in args.worker.split("/"))
-    torch.set_num_threads(1)
-    for j, key in enumerate(QUEUE):
-        if j % k != i or key in done_keys():
-            continue
-        row = measure_one(*key, compile=args.compile)
-        print(json.dumps(row), flush=True)
-        with open(LOG, "a") as f:
-            f.write(json.dumps(row) + "\n")
-    return 0
+    return run_queue(QUEUE, lambda r, s: measure_one(r, s, args.compile), LOG, args.worker,
+                     lambda row: (row["recipe"], row["seed"]))
 
 
 if __name__ == "__main__":

@@ -54,6 +54,8 @@ class RunConfig:
     causal: bool = True              # False: bidirectional attention (sudoku; Paper B)
     recall_op: str = "add"           # how recall combines state and input: "add", "linear", "concat" (model.RECALL_OPS)
     norm_kind: str = "layer"         # "layer" (LayerNorm) or "rms" (RMSNorm) everywhere (model.NORM_KINDS; Paper B)
+    residual_init: str = "block"     # "depth": the residual writes' init shrinks with the whole stack's depth
+                                     # (the untied control's n_layers * T_train layers; model.RESIDUAL_INITS)
     attn_window: int = 0             # > 0: each position attends to the last attn_window positions only
                                      # (local attention; Paper B's prefix sums use a window of 5)
     batch: int = 128
@@ -192,7 +194,7 @@ class RunConfig:
                           d_model=self.d_model, n_heads=self.n_heads, injection=self.injection,
                           n_blocks=1 if self.tied else self.T_train, pos=self.pos, norm=self.norm,
                           outer_norm=self.outer_norm, causal=self.causal, recall_op=self.recall_op,
-                          norm_kind=self.norm_kind, attn_window=self.attn_window)
+                          norm_kind=self.norm_kind, attn_window=self.attn_window, residual_init=self.residual_init)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -65,6 +65,7 @@ INJECTIONS = ("none", "add", "adapter", "internal")
 RECALL_OPS = ("add", "linear", "concat")
 NORMS = ("pre", "peri", "post", "sandwich")
 NORM_KINDS = ("layer", "rms")
+RESIDUAL_INITS = ("block", "depth")
 POSITIONAL = ("none", "learned", "rotary", "scan")
 PRESETS = {  # the paper's sizes; heads chosen so every head is 32 wide (the paper does not say)
     "s": dict(n_layers=2, d_model=128, n_heads=4),
@@ -91,6 +92,9 @@ class LoopConfig:
     recall_op: str = "add"
     norm_kind: str = "layer"
     attn_window: int = 0       # > 0: local attention, each position sees the last attn_window positions (itself included)
+    residual_init: str = "block"   # residual writes' init std 0.02/sqrt(2 L): L the block's layers ("block") or
+                                   # every layer of the stack, n_layers * n_blocks ("depth": GPT-2's rule for an
+                                   # untied stack; the same for a tied model)
 
     def __post_init__(self):
         for name in ("vocab_size", "n_classes", "n_layers", "d_model", "n_heads", "mlp_ratio", "n_blocks", "max_len"):
@@ -122,6 +126,8 @@ class LoopConfig:
             raise ValueError(f"causal: must be True or False, got {self.causal!r}")
         if not isinstance(self.attn_window, int) or isinstance(self.attn_window, bool) or self.attn_window < 0:
             raise ValueError(f"attn_window: an integer >= 0 (0: full attention), got {self.attn_window!r}")
+        if self.residual_init not in RESIDUAL_INITS:
+            raise ValueError(f"residual_init: unknown {self.residual_init!r}; allowed: {RESIDUAL_INITS}")
         if self.attn_window and not self.causal:
             raise ValueError("attn_window: local attention is causal here (the last attn_window positions); "
                              "allowed with causal=False: 0")
@@ -355,9 +361,10 @@ class LoopedTransformer(nn.Module):
                 nn.init.ones_(p)
             elif p.dim() == 2:
                 nn.init.normal_(p, std=0.02)
+        depth = self.cfg.n_layers * (self.cfg.n_blocks if self.cfg.residual_init == "depth" else 1)
         for layer in self.block:   # GPT-2 style: shrink the residual writes
             for p in (layer.attn_out.weight, layer.mlp_out.weight):
-                nn.init.normal_(p, std=0.02 / math.sqrt(2 * self.cfg.n_layers))
+                nn.init.normal_(p, std=0.02 / math.sqrt(2 * depth))
         d = self.cfg.d_model
         if self.cfg.injection == "adapter":
             with torch.no_grad():

@@ -43,3 +43,16 @@ def test_prefix_sums_search_rule_on_constructed_rows():
     assert d["recipes"][names[1]]["learns"] is False and d["recipes"][names[3]]["learns"] is None
     assert d["pick"] == names[2]                    # within 0.01 of the best score, and cheaper
     assert decide(rows[2:4])["pick"] is None        # nobody learns: no pick
+
+
+def test_untied_search_rule_waits_for_earlier_candidates_and_prefers_the_matched_width():
+    from bench.untied_search import RECIPES, config, decide
+    names = list(RECIPES)
+    row = lambda r, s, acc: {"recipe": r, "seed": s, "in_acc_T": acc}   # noqa: E731
+    first_fails = [row(names[0], 0, 0.95), row(names[0], 1, 0.4)]
+    assert decide(first_fails + [row(names[1], 0, 0.99)])["pick"] is None              # names[1] half measured
+    assert decide(first_fails + [row(names[1], 0, 0.99), row(names[1], 1, 0.91)])["pick"] == names[1]
+    # depth stays matched in every candidate; only "d32" changes the width
+    base = config(names[0], 0)
+    assert all(config(r, 0).n_layers * config(r, 0).T_train == 16 and not config(r, 0).tied for r in names)
+    assert [r for r in names if config(r, 0).d_model != base.d_model] == ["d32"] and names[-1] == "d32"
