@@ -28,6 +28,11 @@ def test_missing_seeds_and_stopped_runs():
     assert decide(rows + [stopped])["r"]["keeps_law"] is False           # a stopped run did not learn
     forgets = _recipe("f", lambda d, s: d, at_4T=0.5)
     assert decide(forgets)["f"]["settles"] is False
+    # one seed that fails decides a part before the other seeds run; one that passes does not
+    early = [dict(recipe="e", demand=0.5, seed=0, abandoned="ran away"),
+             _row("e", 1.0, 0, 1.0, raw=0.1)]
+    assert decide(early)["e"]["keeps_law"] is False and decide(early)["e"]["settles"] is False
+    assert decide([_row("p", 1.0, 0, 1.0)])["p"]["settles"] is None
 
 
 def test_prefix_sums_search_rule_on_constructed_rows():
