@@ -9,7 +9,7 @@ import torch
 from lib import claims, profiles
 from lib.config import RunConfig
 from lib.instruments import extrapolation, fixedpoint
-from lib.instruments.fixedpoint import InputDependence, Reachability
+from lib.instruments.fixedpoint import Convergence, InputDependence
 from lib.instruments.head import LoopAccuracy
 from lib.probes import probe_seed
 from tests.constructed import SerialPropagator
@@ -133,7 +133,7 @@ def test_stability_rows_keep_one_summary_per_configuration_and_seed(monkeypatch)
 
 
 def summary_row(key, seed, extrap, reached=1.0, rho=0.5, nearby=0.1, distinct=128):
-    return dict(key=key, seed=seed, n_train=16, in_acc=1.0, reach=Reachability(np.zeros(3), reached, 2.0),
+    return dict(key=key, seed=seed, n_train=16, in_acc=1.0, reach=Convergence("raw", 1e-3, np.zeros(3), reached, 2.0),
                 dep=InputDependence(0.5, nearby, distinct, 128), rho=rho, grads={16: 1.0, 64: 2.0}, grad_growth=2.0,
                 extrap=extrap)
 
