@@ -24,14 +24,13 @@ Decided before any candidate was trained (the rule the choice is made by):
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from bench.search_log import read_rows, run_queue
+from bench.search_log import search_main
 
 LOG = Path(__file__).parent / "results" / "prefix_sums_search.jsonl"
 SEEDS = (0, 1)
@@ -103,26 +102,16 @@ def decide(rows: list[dict]) -> dict:
     return {"recipes": out, "pick": pick}
 
 
+def print_table(rows: list[dict]) -> None:
+    print(f"{'recipe':14} {'s':>2} {'steps':>6} {'in@T':>5} " + " ".join(f"{'best' + str(n):>8}" for n in TEST_NS[1:])
+          + f" {'train s':>8}")
+    for r in rows:
+        print(f"{r['recipe']:14} {r['seed']:2} {r['steps']:6} {r['in_acc_T']:5.2f} "
+              + " ".join(f"{r['best'][str(n)][0]:8.3f}" for n in TEST_NS[1:]) + f" {r['train_wall_s'] or 0:8.0f}")
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--worker", default="0/1", help="i/k: this process takes every k-th queue entry from i")
-    ap.add_argument("--table", action="store_true", help="print the log as a table and exit")
-    ap.add_argument("--decide", action="store_true", help="apply the rule above to the log and exit")
-    ap.add_argument("--compile", action="store_true", help="train with the compiled CPU step")
-    args = ap.parse_args(argv)
-    rows = read_rows(LOG)
-    if args.table:
-        print(f"{'recipe':14} {'s':>2} {'steps':>6} {'in@T':>5} " + " ".join(f"{'best' + str(n):>8}" for n in TEST_NS[1:])
-              + f" {'train s':>8}")
-        for r in rows:
-            print(f"{r['recipe']:14} {r['seed']:2} {r['steps']:6} {r['in_acc_T']:5.2f} "
-                  + " ".join(f"{r['best'][str(n)][0]:8.3f}" for n in TEST_NS[1:]) + f" {r['train_wall_s'] or 0:8.0f}")
-        return 0
-    if args.decide:
-        print(json.dumps(decide(rows), indent=1))
-        return 0
-    return run_queue(QUEUE, lambda r, s: measure_one(r, s, args.compile), LOG, args.worker,
-                     lambda row: (row["recipe"], row["seed"]))
+    return search_main(argv, __doc__.splitlines()[0], QUEUE, measure_one, LOG, print_table, decide)
 
 
 if __name__ == "__main__":

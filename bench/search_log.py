@@ -33,3 +33,24 @@ def run_queue(queue: list[tuple], measure: Callable[..., dict], log: Path, worke
         with open(log, "a") as f:
             f.write(json.dumps(row) + "\n")
     return 0
+
+
+def search_main(argv, description: str, queue: list[tuple], measure: Callable[..., dict], log: Path,
+                table: Callable[[list[dict]], None], decide: Callable[[list[dict]], dict]) -> int:
+    """The command line every (recipe, seed) search shares: --worker i/k [--compile] measures its share
+    of the queue (measure(recipe, seed, compile)); --table prints the log; --decide applies the rule."""
+    import argparse
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--worker", default="0/1", help="i/k: this process takes every k-th queue entry from i")
+    ap.add_argument("--table", action="store_true", help="print the log as a table and exit")
+    ap.add_argument("--decide", action="store_true", help="apply the search's rule to the log and exit")
+    ap.add_argument("--compile", action="store_true", help="train with the compiled CPU step")
+    args = ap.parse_args(argv)
+    if args.table:
+        table(read_rows(log))
+        return 0
+    if args.decide:
+        print(json.dumps(decide(read_rows(log)), indent=1))
+        return 0
+    return run_queue(queue, lambda recipe, seed: measure(recipe, seed, args.compile), log, args.worker,
+                     lambda row: (row["recipe"], row["seed"]))
