@@ -60,11 +60,11 @@ def main(argv=None) -> int:
     for name, base in profiles.contest_contracts("quick").items():
         runs = [store.get_or_train(profiles.contest_config(base, s), compile=args.compile) for s in PILOT_SEEDS]
         c = base
-        acc = {n: [round(float(head.accuracy_by_loops(r.model, c.task_obj(), n, c.loops_at(n), count=args.count,
-                                                       seed=probe_seed("contest_target", 0)).seq_acc[-1]), 4)
-                   for r in runs]
+        acc = {n: [float(head.accuracy_by_loops(r.model, c.task_obj(), n, c.loops_at(n), count=args.count,
+                                                seed=probe_seed("contest_target", 0)).seq_acc[-1]) for r in runs]
                for n in range(c.n_train + 1, 3 * c.n_train + 1)}
-        out[name] = dict(contract=c.contract, pilot_seeds=list(PILOT_SEEDS), accuracy=acc,
+        out[name] = dict(contract=c.contract, pilot_seeds=list(PILOT_SEEDS),
+                         accuracy={n: [round(x, 4) for x in a] for n, a in acc.items()},    # rounded for the file only
                          in_distribution=[round(float(r.metrics["final_eval"]["seq_acc"]), 4) for r in runs],
                          target_n=target_length(acc, c.n_train))
         print(f"{name}: target n = {out[name]['target_n']}")
@@ -81,7 +81,12 @@ def train_contests(shard: str, compile: bool) -> int:
     kept = [name for name, r in json.loads(OUT.read_text()).items() if r["target_n"] is not None]
     contracts = profiles.contest_contracts("quick")
     cfgs = [profiles.contest_config(contracts[name], s) for name in kept for s in profiles.CONTEST_SEEDS]
-    i, k = (int(x) for x in shard.split("/"))
+    try:
+        i, k = (int(x) for x in shard.split("/"))
+    except ValueError:
+        raise SystemExit(f"--shard: expected i/k with 0 <= i < k, got {shard!r}") from None
+    if not 0 <= i < k:
+        raise SystemExit(f"--shard: expected i/k with 0 <= i < k, got {shard!r}")
     for cfg in cfgs[i::k]:
         store.get_or_train(cfg, compile=compile)
     return 0

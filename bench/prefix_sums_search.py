@@ -83,7 +83,7 @@ def measure_one(recipe: str, seed: int, compile: bool = False) -> dict:
 
 def decide(rows: list[dict]) -> dict:
     """The rule of the module docstring: recipe -> dict(learns, score_4x, cost_s); and the pick (None:
-    no recipe learns, or seeds missing)."""
+    no recipe learns, or some recipe's seeds are still missing)."""
     out = {}
     for recipe in RECIPES:
         mine = [r for r in rows if r["recipe"] == recipe]
@@ -94,7 +94,7 @@ def decide(rows: list[dict]) -> dict:
                            score_4x=min(r["best"]["64"][0] for r in mine),
                            cost_s=sum(r["train_wall_s"] or 0.0 for r in mine))
     learners = [k for k, v in out.items() if v["learns"]]
-    if not learners:
+    if not learners or any(v["learns"] is None for v in out.values()):    # every recipe measured first
         return {"recipes": out, "pick": None}
     top = max(out[k]["score_4x"] for k in learners)
     close = [k for k in learners if out[k]["score_4x"] >= top - 0.01]

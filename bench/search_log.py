@@ -21,9 +21,10 @@ def run_queue(queue: list[tuple], measure: Callable[..., dict], log: Path, worke
     names a logged row's key), appending each row to `log` as it is measured."""
     try:
         i, k = (int(x) for x in worker.split("/"))
-        assert 0 <= i < k
-    except (ValueError, AssertionError):
+    except ValueError:
         raise SystemExit(f"--worker: expected i/k with 0 <= i < k, got {worker!r}") from None
+    if not 0 <= i < k:
+        raise SystemExit(f"--worker: expected i/k with 0 <= i < k, got {worker!r}")
     torch.set_num_threads(1)
     for j, key in enumerate(queue):
         if j % k != i or key in {key_of(r) for r in read_rows(log)}:

@@ -103,8 +103,15 @@ class RunConfig:
             raise ValueError(f"loss_loops: unknown {self.loss_loops!r}; allowed: {LOSS_LOOPS}")
         if self.lr_decay not in LR_DECAYS:
             raise ValueError(f"lr_decay: unknown {self.lr_decay!r}; allowed: {LR_DECAYS}")
-        if not 0.0 <= self.progressive_alpha <= 1.0:
+        if (not isinstance(self.progressive_alpha, (int, float)) or isinstance(self.progressive_alpha, bool)
+                or not 0.0 <= self.progressive_alpha <= 1.0):
             raise ValueError(f"progressive_alpha: the weight of the progressive term, in [0, 1], got {self.progressive_alpha!r}")
+        if self.progressive_alpha != 1.0 and self.loss_loops != "progressive":
+            raise ValueError(f"progressive_alpha: weighs the progressive loss only; allowed with loss_loops="
+                             f"{self.loss_loops!r}: 1.0 (the default), got {self.progressive_alpha!r}")
+        if self.residual_init == "depth" and self.tied:
+            raise ValueError("residual_init: 'depth' scales by the untied stack's depth; a tied block has one block, "
+                             "allowed with tied=True: 'block'")
         if not isinstance(self.attn_window, int) or isinstance(self.attn_window, bool) or self.attn_window < 0:
             raise ValueError(f"attn_window: an integer >= 0 (0: full attention), got {self.attn_window!r}")
         if self.streaming and (self.T_jitter != 1 or self.loss_loops != "final"):

@@ -186,7 +186,8 @@ def make_norm(kind: str, d: int) -> nn.Module:
 
 
 def normalise(mod: nn.LayerNorm | nn.RMSNorm, x: torch.Tensor, population: int | None) -> torch.Tensor:
-    """mod(x); with a population axis (mod's weight and bias (P, d), x (P, ..., d)) each seed's affine map."""
+    """mod(x); with a population axis (mod's weight (P, d), and bias for a LayerNorm, x (P, ..., d)) each
+    seed's own scale and shift."""
     if population is None:
         return mod(x)
     shape = (population,) + (1,) * (x.dim() - 2) + (x.shape[-1],)

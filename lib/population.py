@@ -73,7 +73,9 @@ def batchable(cfg: RunConfig) -> bool:
     """Whether seeds of `cfg` can share a step. Every model (untied, positional encodings, norm
     placements, outer norm, every injection, bidirectional attention) and every deterministic
     schedule can; not batched are
-      - loop counts each seed draws at random every step ("log", T_jitter > 1, progressive loss): they would batch
+      - progressive loss, whose loops without and with gradient each seed draws every step (train_step
+        refuses it for a population);
+      - loop counts each seed draws at random every step ("log", T_jitter > 1): they would batch
         exactly (one T per seed), but every seed would run the largest draw of the step, which
         costs more than the population gains (the CPU speed-up is about 1x at one thread);
       - bidirectional attention with lengths that can differ between seeds (a curriculum below

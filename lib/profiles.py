@@ -403,8 +403,8 @@ class ContestPlan:
     threshold: float               # a seed "generalizes" when its OOD accuracy >= threshold
     eval_count: int
     probes: int                    # random directions for the Jacobian alignment
-    long_factor: int               # loops for asymptotic alignment = long_factor * T_train
-    excluded: str = ""             # the pilot runs the contracts were chosen on (never contest seeds)
+    conv_factor: int               # loops the tail is read over: conv_factor * T_train (fixed point tau*, then
+                                   # the tail metrics past it, as notebook 01)
 
     def __post_init__(self):
         for name, cfgs in self.contests.items():
@@ -433,13 +433,14 @@ CONTEST_SEEDS = tuple(range(3, 19))
 
 def contest_contracts(profile: str) -> dict[str, RunConfig]:
     """The contracts the group-word-problem contests are drawn from (seed 0 in each config; one
-    contest = one contract x its seeds, `contest_config`): S4 prefix products under the settled recipe,
-    at three demands of the budget-law model, so a contest seed shares its config (and its stored
-    run) with the budget-law and tail-saturation populations. Which of them become contests, and at
-    which test length, is decided by the pilot (bench/contest_pilot.py) on seeds that never enter
-    a contest."""
+    contest = one contract x its seeds, `contest_config`): S4 prefix products under the settled recipe
+    with the budget-law model, at T = n_train, 3/4 n_train and n_train / 2. The first and last are
+    budget-law contracts in the quick profile, so contest seeds 3-6 there share their stored runs with
+    the tail population (notebook 01); T = 3/4 n_train is trained for the contests alone. Which
+    contracts become contests, and at which test length, is decided by the pilot
+    (bench/contest_pilot.py) on seeds that never enter a contest."""
     check_params(profile, [0])
-    base = {"smoke": _SMOKE_BASE, "quick": _QUICK_BASE, "paper": _PAPER_BASE}[profile]
+    base = {"smoke": _SMOKE_BASE, "quick": _QUICK_BASE, "paper": replace(_PAPER_BASE, **PRESETS["s"])}[profile]
     n = base.n_train
     return {f"S4 n{n} T{T}": replace(base, T_train=T, **SETTLED) for T in (n, 3 * n // 4, n // 2)}
 
@@ -458,7 +459,7 @@ def contests(profile: str, seeds=tuple(range(16))) -> ContestPlan:
         base = replace(_SMOKE_BASE, experiment="smoke", max_steps=20)
         grid = {"S3 n4 T4": dict(T_train=4), "S3 n4 T2": dict(T_train=2), "parity n4 T4": dict(task="parity", T_train=4)}
         return ContestPlan({k: tuple(replace(base, seed=s, **v) for s in seeds) for k, v in grid.items()},
-                           {k: 2 * base.n_train for k in grid}, 0.5, 64, 2, 2)
+                           {k: 2 * base.n_train for k in grid}, 0.5, 64, 2, 8)
     if profile == "quick":
         # Three contracts of one small family (prefix parity, n_train 8, 1 layer d=32): the accuracy-gated
         # curriculum reaches n=8 within the budget. The target is 1.5x (n=12), not the paper's 2x: at 2x no
@@ -472,11 +473,11 @@ def contests(profile: str, seeds=tuple(range(16))) -> ContestPlan:
                          n_heads=2, batch=128, lr=1e-3, warmup=100, max_steps=2000, polish_steps=100)
         grid = {"parity n8 T8": dict(), "parity n8 T4": dict(T_train=4), "parity n8 T6": dict(T_train=6)}
         return ContestPlan({k: tuple(replace(base, seed=s, **v) for s in seeds) for k, v in grid.items()},
-                           {k: 12 for k in grid}, 0.5, 512, 4, 4)
+                           {k: 12 for k in grid}, 0.5, 512, 4, 8)
     base = replace(_PAPER_BASE, experiment="contests", **PRESETS["s"])
     grid = {"S4 n16 T16": dict(T_train=16), "S4 n16 T8": dict(T_train=8), "A5 n16 T16": dict(task="A5", T_train=16)}
     return ContestPlan({k: tuple(replace(base, seed=s, **v) for s in seeds) for k, v in grid.items()},
-                       {k: 2 * base.n_train for k in grid}, 0.5, 1024, 4, 4)
+                       {k: 2 * base.n_train for k in grid}, 0.5, 1024, 4, 8)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -140,6 +140,16 @@ def with_ignore(y: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.full_like(y[:, :1], IGNORE), y], dim=1)
 
 
+def is_group_word_problem(name: str) -> bool:
+    """Whether task `name` is a group word problem: prefix products of a group named Z<n> / S<n> / A<n>
+    (prefix parity is Z2's, but under its own name: a pilot task, not one of the paper's)."""
+    try:
+        groups.by_name(name)
+    except ValueError:
+        return False
+    return True
+
+
 def make_task(name: str) -> Task:
     if name == "sudoku":
         return Task(name, 10, 10)    # digits 0 (blank) .. 9 in; 1 .. 9 out (class 0 is never a target)

@@ -96,7 +96,7 @@ def _lr_at(cfg: RunConfig, step: int, polish_start: int | None) -> float:
     base = cfg.lr
     if cfg.lr_decay == "step":
         for at, factor in STEP_DECAY:
-            base *= factor if step >= at * cfg.max_steps else 1.0
+            base *= factor if step >= math.ceil(at * cfg.max_steps) else 1.0
     if polish_start is None:
         return base
     return base * max(0.0, 1.0 - (step - polish_start) / max(1, cfg.polish_steps))
@@ -303,6 +303,11 @@ def train_step(model: LoopedTransformer, opt, runs: list[RunProgress], batches: 
             if a < 1:
                 full = forward(tokens, b.T)
                 losses[0] = losses[0] + (1 - a) * loop_loss(full, labels, b.T_min, "final")
+            elif b.free + b.k < b.T:     # the curriculum reads the batch's full T loops, before the update
+                with torch.no_grad():
+                    full = forward(tokens, b.T - b.free - b.k, h0=h.detach())
+            else:
+                full = logits
         else:
             logits = forward(tokens, seed_T[0] if P is None else seed_T, streaming=cfg.streaming, all_loops=tail)
             # a population's tail logits run to the largest T; seed i's own loops are the first T_i
@@ -336,8 +341,7 @@ def train_step(model: LoopedTransformer, opt, runs: list[RunProgress], batches: 
             if tail:
                 final = final[b.T - 1]                  # the logits after the batch's own last loop
             if progressive:                             # the curriculum reads the batch's full T loops
-                final = full if cfg.progressive_alpha < 1 else (
-                    final if b.free + b.k == b.T else forward(tokens, b.T - b.free - b.k, h0=h.detach()))
+                final = full
             last = b.tokens.shape[1] - 1                # the batch's last position (padding lies beyond)
             acc = (final[:, last].argmax(-1) == seed(labels, i)[:, last]).float().mean().item()
             out.append(loss.item())

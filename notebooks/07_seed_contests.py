@@ -75,7 +75,7 @@ for name, rs in runs.items():
 # %%
 HEAD, TAIL = contest.HEAD_METRICS, contest.TAIL_METRICS
 table = {name: [contest.seed_metrics(r, plan.n_ood(name), plan.T_ood(name), plan.eval_count, plan.probes,
-                                     plan.long_factor) for r in rs]
+                                     plan.conv_factor) for r in rs]
          for name, rs in runs.items()}
 for name, rows in table.items():
     print(f"\n{name}")

@@ -52,14 +52,16 @@ MET = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval"
        "compared_at_n": 32, "configurations": {f"{r} recall, outer norm": {"extrapolation": {"32": 0.05}}
                                                for r in ("internal", "external")},
        "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0},
-       "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": [0.9, 0.8, 1.0], "c": [0.1, 0.0, 0.2]}, "tail_defined": 3}
+       "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": [0.9, 0.8, 1.0], "c": [0.1, 0.0, 0.2]}, "tail_defined": 3,
+       "tasks": {"a": "S4", "b": "S4", "c": "A5"}}
 UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "budget_exponent_interval": None, "fixed_point_fraction": 0.0,
          "untied_s4_learned_fraction": 0.0, "a5_learned_fraction": {"operator_first": 0.0},
          "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.0, "best_acc_by_length": {"16": 0.89, "64": 0.0},
          "compared_at_n": 32, "configurations": {"internal recall, outer norm": {"extrapolation": {"32": 0.5}},
                                                  "external recall, outer norm": {"extrapolation": {"32": 0.05 - E}}},
          "sudoku_board": {"internal, 24 givens": 0.0, "external, 24 givens": 0.0},
-         "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": None, "c": [0.1, 0.0, 0.2]}, "tail_defined": 0}
+         "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": None, "c": [0.1, 0.0, 0.2]}, "tail_defined": 0,
+         "tasks": {"a": "S4", "b": "S4", "c": "parity"}}
 
 
 def test_every_claim_has_boundaries():
@@ -134,3 +136,14 @@ def test_the_exponent_needs_its_seed_interval_and_the_fit_needs_the_exponent():
     assert claims.verdict(exponent, 0.98, ran=True, results=seeds) == "reproduced"
     assert claims.verdict(r2, 0.99, ran=True, results=seeds) == "reproduced"
     assert claims.verdict(r2, 0.99, ran=True, results={**seeds, "budget_exponent": 0.8}) == "not measured"
+
+
+def test_the_contest_claim_needs_three_group_word_problem_contests():
+    c = claims.claim("primary_significant_contests")
+    tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
+    groups = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "A5"})
+    assert claims.verdict(c, 3, True, groups) == R
+    pilot = dict(primary_auroc=tested, tasks={"a": "parity", "b": "parity", "c": "parity"})
+    assert claims.verdict(c, 0, True, pilot) == "not measured"          # a parity pilot is not the paper's contest
+    two = dict(primary_auroc=dict(list(tested.items())[:2]), tasks={"a": "S4", "b": "S4"})
+    assert claims.verdict(c, 2, True, two) == "not measured"

@@ -54,13 +54,13 @@ def test_seed_row_reads_a_trained_run(store_root):
     cfg = RunConfig(experiment="contest_test", task="parity", n_train=4, T_train=4, n_layers=1, d_model=16,
                     n_heads=2, batch=16, max_steps=30, warmup=5, eval_count=32)
     run = store.get_or_train(cfg)
-    row = contest.seed_metrics(run, n_ood=6, T_ood=6, eval_count=64, probes=2, long_factor=2)
-    assert set(row) == {"seed", "in_acc", "ood_acc", "tau_star", "fixed_fraction", *contest.HEAD_METRICS,
+    row = contest.seed_metrics(run, n_ood=6, T_ood=6, eval_count=64, probes=2, conv_factor=2)
+    assert set(row) == {"seed", "task", "in_acc", "ood_acc", "tau_star", "fixed_fraction", *contest.HEAD_METRICS,
                         *contest.TAIL_METRICS}
     expected = head.accuracy_by_loops(run.model, cfg.task_obj(), 6, 6, count=64, seed=8000).seq_acc[-1]
     assert row["ood_acc"] == pytest.approx(float(expected)) and 0.0 <= row["in_acc"] <= 1.0
     one_loop = store.get_or_train(replace(cfg, T_train=1))
-    row1 = contest.seed_metrics(one_loop, n_ood=6, T_ood=2, eval_count=64, probes=2, long_factor=2)
+    row1 = contest.seed_metrics(one_loop, n_ood=6, T_ood=2, eval_count=64, probes=2, conv_factor=2)
     assert all(math.isnan(row1[m]) for m in ("skip1", "jac_align", "cosine", "cka"))
 
 
@@ -114,6 +114,8 @@ def test_pilot_seeds_never_enter_a_contest():
     from bench.contest_pilot import PILOT_SEEDS
     assert not set(PILOT_SEEDS) & set(profiles.CONTEST_SEEDS) and len(profiles.CONTEST_SEEDS) == 16
     quick = profiles.contest_contracts("quick")
-    # the contest runs are the budget-law population's runs (one stored run per seed and contract)
-    law = {c for c in profiles.budget_law("quick", seeds=(5,)).runs}
-    assert {profiles.contest_config(quick[k], 5) for k in ("S4 n8 T8", "S4 n8 T4")} <= law
+    # at T = 8 and T = 4 a contest seed's run is the tail population's run of that seed (one stored run);
+    # T = 6 is not a budget-law contract
+    tail = set(profiles.tail_saturation("quick", seeds=(5,)).configs())
+    assert {profiles.contest_config(quick[k], 5) for k in ("S4 n8 T8", "S4 n8 T4")} <= tail
+    assert profiles.contest_config(quick["S4 n8 T6"], 5) not in tail

@@ -46,8 +46,10 @@ def test_prefix_sums_search_rule_on_constructed_rows():
             row(names[2], 0, 0.99, 0.305, 50.0), row(names[2], 1, 0.99, 0.7, 50.0)]   # learns, 0.305 (a tie), cheaper
     d = decide(rows)
     assert d["recipes"][names[1]]["learns"] is False and d["recipes"][names[3]]["learns"] is None
-    assert d["pick"] == names[2]                    # within 0.01 of the best score, and cheaper
-    assert decide(rows[2:4])["pick"] is None        # nobody learns: no pick
+    assert d["pick"] is None                        # recipes still unmeasured: no pick yet
+    rest = [row(n, s, 0.5, 0.0) for n in names[3:] for s in (0, 1)]      # the rest measured, none learns
+    assert decide(rows + rest)["pick"] == names[2]  # within 0.01 of the best score, and cheaper
+    assert decide(rows[2:4] + rest)["pick"] is None     # nobody learns: no pick
 
 
 def test_untied_search_rule_waits_for_earlier_candidates_and_prefers_the_matched_width():

@@ -143,11 +143,16 @@ def test_progressive_step_runs_free_loops_without_gradient_then_k_with_it():
     logits, h = progressive_logits(m, tokens, b)
     torch.testing.assert_close(logits, m(tokens, 5))                 # the same function as 5 plain loops
     logits.sum().backward()
-    # no gradient through the first `free` loops: the gradient is not that of 5 plain loops
-    g_prog = m.embed.weight.grad.clone()
+    grads = {n: p.grad.clone() for n, p in m.named_parameters()}
+    # exactly the gradient of 3 loops from the detached state after 2: none flows through the first 2
     m.zero_grad()
-    m(tokens, 5).sum().backward()
-    assert not torch.allclose(g_prog, m.embed.weight.grad)
+    with torch.no_grad():
+        h2 = m(tokens, 2, return_states=True)[1][-1]
+    m(tokens, 3, h0=h2).sum().backward()
+    assert all(torch.allclose(grads[n], p.grad, atol=1e-6) for n, p in m.named_parameters())
+    m.zero_grad()
+    m(tokens, 5).sum().backward()                                     # and not that of 5 plain loops
+    assert not torch.allclose(grads["embed.weight"], m.embed.weight.grad)
 
 
 def test_progressive_run_trains_and_resumes_identically(tmp_path):
@@ -174,7 +179,9 @@ def test_step_decay_divides_the_rate_at_its_milestones():
 
 @pytest.mark.parametrize("kw,msg", [(dict(loss_loops="progressive", tied=False), "loss_loops"),
                                     (dict(progressive_alpha=1.5), "progressive_alpha"), (dict(lr_decay="cos"), "lr_decay"),
-                                    (dict(attn_window=-1), "attn_window")])
+                                    (dict(attn_window=-1), "attn_window"), (dict(progressive_alpha=0.5), "progressive_alpha"),
+                                    (dict(progressive_alpha="1", loss_loops="progressive"), "progressive_alpha"),
+                                    (dict(residual_init="depth"), "residual_init")])
 def test_bad_training_options_are_refused(kw, msg):
     with pytest.raises(ValueError, match=msg):
         RunConfig(**kw)

@@ -34,8 +34,7 @@ TAIL_METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
 PRIMARY = "v_tau"
 
 
-def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int = 4,
-                 long_factor: int = 4, conv_factor: int = 8) -> dict:
+def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int = 4, conv_factor: int = 8) -> dict:
     """One row of a contest table: in/OOD accuracy, every head metric, and the tail metrics past the
     fixed point (run conv_factor x T_train loops) of one trained run."""
     c = run.config
@@ -51,7 +50,7 @@ def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int
     ood = head.accuracy_by_loops(run.model, task, n_ood, T_ood, count=eval_count,
                                  seed=probe_seed("contest_target", 0)).seq_acc[-1]
     return dict(
-        seed=c.seed, in_acc=float(solved.float().mean()), ood_acc=float(ood),
+        seed=c.seed, task=c.task, in_acc=float(solved.float().mean()), ood_acc=float(ood),
         v_tau=r.v_tau.v if ok else nan, v_frontier=r.v_frontier if ok else nan,
         completion=float(r.frontier[-1] / c.n_train) if ok else nan, tau_slope=r.v_tau.slope if ok else nan,
         linear_r2=fit.r2["linear"] if fit is not None and fit.cls != "flat" else nan,
@@ -130,6 +129,8 @@ def contest_results(table: dict, summary: dict) -> dict:
     head_hits, head_defined = significant_hits(summary, HEAD_METRICS)
     return {
         "contests": len(summary),
+        "tasks": {name: rows[0]["task"] for name, rows in table.items()} if all("task" in rs[0] for rs in table.values())
+        else None,
         "contests_tested": tested,
         "primary": PRIMARY,
         "primary_significant_contests": sum(significant(e) for e in primary.values()),
