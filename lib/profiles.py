@@ -429,6 +429,11 @@ class ContestPlan:
 # never enter a contest. Seeds 3-6 at T = 8 and T = 4 are also members of the tail population (01),
 # where only their OOD accuracy and tail metrics are read, never a head metric.
 CONTEST_SEEDS = tuple(range(3, 19))
+# The quick contests' test lengths, chosen by the pilot's rule on its OOD accuracies alone
+# (bench/results/contest_pilot.json, 2026-12-01; tests/test_contest.py holds the two equal): at 2 n_train
+# the T = 8 pilot seeds all generalize (0.83-0.89) and the T = 4 ones all fail (0.00-0.29), so each
+# contest reads the longest length at which its pilot seeds split.
+CONTEST_TARGETS = {"S4 n8 T8": 22, "S4 n8 T6": 15, "S4 n8 T4": 15}
 
 
 def contest_contracts(profile: str) -> dict[str, RunConfig]:

@@ -119,3 +119,11 @@ def test_pilot_seeds_never_enter_a_contest():
     tail = set(profiles.tail_saturation("quick", seeds=(5,)).configs())
     assert {profiles.contest_config(quick[k], 5) for k in ("S4 n8 T8", "S4 n8 T4")} <= tail
     assert profiles.contest_config(quick["S4 n8 T6"], 5) not in tail
+
+
+def test_quick_contest_targets_are_the_pilots():
+    import json
+    from pathlib import Path
+    pilot = json.loads((Path(__file__).resolve().parent.parent / "bench/results/contest_pilot.json").read_text())
+    assert profiles.CONTEST_TARGETS == {name: r["target_n"] for name, r in pilot.items() if r["target_n"] is not None}
+    assert set(profiles.CONTEST_TARGETS) == set(profiles.contest_contracts("quick"))
