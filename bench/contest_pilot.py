@@ -29,6 +29,8 @@ from pathlib import Path
 
 import torch
 
+from bench.search_log import parse_share
+
 OUT = Path(__file__).parent / "results" / "contest_pilot.json"
 PILOT_SEEDS = (0, 1, 2)
 THRESHOLD = 0.5          # a seed "generalizes" at accuracy >= THRESHOLD: the contests' threshold
@@ -81,12 +83,7 @@ def train_contests(shard: str, compile: bool) -> int:
     kept = [name for name, r in json.loads(OUT.read_text()).items() if r["target_n"] is not None]
     contracts = profiles.contest_contracts("quick")
     cfgs = [profiles.contest_config(contracts[name], s) for name in kept for s in profiles.CONTEST_SEEDS]
-    try:
-        i, k = (int(x) for x in shard.split("/"))
-    except ValueError:
-        raise SystemExit(f"--shard: expected i/k with 0 <= i < k, got {shard!r}") from None
-    if not 0 <= i < k:
-        raise SystemExit(f"--shard: expected i/k with 0 <= i < k, got {shard!r}")
+    i, k = parse_share(shard, "--shard")
     for cfg in cfgs[i::k]:
         store.get_or_train(cfg, compile=compile)
     return 0

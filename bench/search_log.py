@@ -15,16 +15,22 @@ def read_rows(log: Path) -> list[dict]:
     return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
 
 
+def parse_share(text: str, option: str) -> tuple[int, int]:
+    """"i/k" (this process takes every k-th entry from i) -> (i, k); a clear error naming `option`."""
+    try:
+        i, k = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise SystemExit(f"{option}: expected i/k with 0 <= i < k, got {text!r}") from None
+    if not 0 <= i < k:
+        raise SystemExit(f"{option}: expected i/k with 0 <= i < k, got {text!r}")
+    return i, k
+
+
 def run_queue(queue: list[tuple], measure: Callable[..., dict], log: Path, worker: str,
               key_of: Callable[[dict], tuple]) -> int:
     """worker "i/k": measure every k-th queue entry from i whose key is not logged yet (key_of(row)
     names a logged row's key), appending each row to `log` as it is measured."""
-    try:
-        i, k = (int(x) for x in worker.split("/"))
-    except ValueError:
-        raise SystemExit(f"--worker: expected i/k with 0 <= i < k, got {worker!r}") from None
-    if not 0 <= i < k:
-        raise SystemExit(f"--worker: expected i/k with 0 <= i < k, got {worker!r}")
+    i, k = parse_share(worker, "--worker")
     torch.set_num_threads(1)
     for j, key in enumerate(queue):
         if j % k != i or key in {key_of(r) for r in read_rows(log)}:

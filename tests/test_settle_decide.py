@@ -63,3 +63,12 @@ def test_untied_search_rule_waits_for_earlier_candidates_and_prefers_the_matched
     base = config(names[0], 0)
     assert all(config(r, 0).n_layers * config(r, 0).T_train == 16 and not config(r, 0).tied for r in names)
     assert [r for r in names if config(r, 0).d_model != base.d_model] == ["d32"] and names[-1] == "d32"
+
+
+def test_worker_shares_are_checked_before_any_work():
+    import pytest
+    from bench.search_log import parse_share
+    assert parse_share("1/2", "--worker") == (1, 2)
+    for bad in ("2/2", "0/0", "-1/2", "x", "1/2/3"):
+        with pytest.raises(SystemExit, match="--shard: expected i/k"):
+            parse_share(bad, "--shard")
