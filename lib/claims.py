@@ -60,7 +60,7 @@ def _every_contest_tested(r: dict) -> bool:
     """Three contests, each on a group word problem (the paper's contests; a parity pilot tests only
     the instruments' plumbing), each with seeds on both sides of the threshold."""
     return (len(r["primary_auroc"]) == 3 and all(a is not None for a in r["primary_auroc"].values())
-            and r.get("tasks") is not None and all(is_group_word_problem(t) for t in r["tasks"].values()))
+            and all(t is not None and is_group_word_problem(t) for t in r.get("tasks", {None: None}).values()))
 
 
 CLAIMS = (

@@ -112,8 +112,6 @@ class RunConfig:
         if self.residual_init == "depth" and self.tied:
             raise ValueError("residual_init: 'depth' scales by the untied stack's depth; a tied block has one block, "
                              "allowed with tied=True: 'block'")
-        if not isinstance(self.attn_window, int) or isinstance(self.attn_window, bool) or self.attn_window < 0:
-            raise ValueError(f"attn_window: an integer >= 0 (0: full attention), got {self.attn_window!r}")
         if self.streaming and (self.T_jitter != 1 or self.loss_loops != "final"):
             raise ValueError("T_jitter / loss_loops: the streaming schedule fixes its loops (T = n + 2); "
                              "allowed with schedule='streaming': T_jitter=1, loss_loops='final'")

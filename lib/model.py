@@ -54,6 +54,7 @@ has them:
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from dataclasses import dataclass
 
@@ -180,6 +181,16 @@ def linear(mod: nn.Linear, x: torch.Tensor, population: int | None) -> torch.Ten
     return y.view(*x.shape[:-1], w.shape[1])
 
 
+def recall(op: str, x: torch.Tensor, e: torch.Tensor, owner: nn.Module, population: int | None) -> torch.Tensor:
+    """R(x, e): recall of the input e into x by `op` (RECALL_OPS); "linear" reads owner.recall_x and
+    owner.recall_e (the block's entry: the model; internal recall: each layer)."""
+    if op == "linear":
+        return linear(owner.recall_x, x, population) + linear(owner.recall_e, e, population)
+    if op == "concat":
+        return torch.cat([x, e], dim=-1)
+    return x + e
+
+
 def make_norm(kind: str, d: int) -> nn.Module:
     """One normalisation of width d: LayerNorm ("layer") or RMSNorm ("rms"), each with a learned scale."""
     return nn.LayerNorm(d) if kind == "layer" else nn.RMSNorm(d)
@@ -214,6 +225,11 @@ def local_mask(N: int, window: int, device=None) -> torch.Tensor:
     """(N, N) bool: query i may attend to key j when i - window < j <= i (causal local attention)."""
     i = torch.arange(N, device=device)
     return (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - window)
+
+
+# eager runs ask for the same mask in every layer of every loop: built once (read-only); a compiled
+# step builds it inside its graph instead (the compiler does not trace through a cache)
+_cached_local_mask = functools.lru_cache(maxsize=64)(local_mask)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
@@ -260,11 +276,7 @@ class Layer(nn.Module):
 
     def recall(self, x: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
         """R(x, e): internal recall of the input e into a sublayer's (normalised) input x."""
-        if self.recall_op == "linear":
-            return self.lin(self.recall_x, x) + self.lin(self.recall_e, e)
-        if self.recall_op == "concat":
-            return torch.cat([x, e], dim=-1)
-        return x + e
+        return recall(self.recall_op, x, e, self, self.population)
 
     def attend(self, x: torch.Tensor) -> torch.Tensor:
         """x (B, N, D_in), or (P, B, N, D_in) with a population axis: P*B sequences in one attention call."""
@@ -273,7 +285,8 @@ class Layer(nn.Module):
         if self.rotary:
             q, k = rotary(q), rotary(k)
         if self.window:
-            a = F.scaled_dot_product_attention(q, k, v, attn_mask=local_mask(N, self.window, x.device))
+            build = local_mask if torch.compiler.is_compiling() else _cached_local_mask
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=build(N, self.window, x.device))
         else:
             a = attention(q, k, v, self.causal)
         return self.lin(self.attn_out, a.transpose(1, 2).reshape(*x.shape[:-1], D))
@@ -377,10 +390,8 @@ class LoopedTransformer(nn.Module):
                     mod.recall_e.weight.copy_(torch.eye(d))
 
     def inject(self, h: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
-        if self.cfg.injection == "add" and self.cfg.recall_op == "linear":
-            return linear(self.recall_x, h, self.population) + linear(self.recall_e, e, self.population)
         if self.cfg.injection == "add":
-            return h + e
+            return recall(self.cfg.recall_op, h, e, self, self.population)
         if self.cfg.injection == "adapter":
             return linear(self.adapter, torch.cat([h, e], dim=-1), self.population)
         return h

@@ -230,14 +230,14 @@ def draw_batch(cfg: RunConfig, run: RunProgress, task: tasks_mod.Task, generator
     return Batch(n, tokens, labels, T_min, T, free, k)
 
 
-def progressive_logits(forward, tokens: torch.Tensor, b: Batch, streaming: bool = False):
+def progressive_logits(forward, tokens: torch.Tensor, b: Batch):
     """deep-thinking's progressive step: b.free loops without gradient (the state detached), then b.k
     loops with gradient from there. Returns (logits after free + k loops, the state there)."""
     h0 = None
     if b.free:
         with torch.no_grad():
-            h0 = forward(tokens, b.free, return_states=True, streaming=streaming)[1][-1]
-    logits, states = forward(tokens, b.k, return_states=True, streaming=streaming, h0=h0)
+            h0 = forward(tokens, b.free, return_states=True)[1][-1]
+    logits, states = forward(tokens, b.k, return_states=True, h0=h0)
     return logits, states[-1]
 
 

@@ -129,8 +129,7 @@ def contest_results(table: dict, summary: dict) -> dict:
     head_hits, head_defined = significant_hits(summary, HEAD_METRICS)
     return {
         "contests": len(summary),
-        "tasks": {name: rows[0]["task"] for name, rows in table.items()} if all("task" in rs[0] for rs in table.values())
-        else None,
+        "tasks": {name: rows[0].get("task") for name, rows in table.items()},
         "contests_tested": tested,
         "primary": PRIMARY,
         "primary_significant_contests": sum(significant(e) for e in primary.values()),
