@@ -72,3 +72,27 @@ def test_worker_shares_are_checked_before_any_work():
     for bad in ("2/2", "0/0", "-1/2", "x", "1/2/3"):
         with pytest.raises(SystemExit, match="--shard: expected i/k"):
             parse_share(bad, "--shard")
+
+
+def test_a_worker_skips_only_recipes_decided_false_on_both_parts(tmp_path, monkeypatch):
+    import json
+    import bench.settle_search as search
+    monkeypatch.setattr(search, "LOG", tmp_path / "log.jsonl")
+    assert search.decided_out("fixed") is False                       # nothing logged: nothing decided
+    rows = [dict(recipe="fixed", demand=0.5, seed=0, abandoned="ran away"), _row("fixed", 1.0, 0, 1.0, raw=0.1),
+            _row("prop_jit2_outer", 1.0, 0, 1.0, raw=0.1)]               # the second: law still open
+    search.LOG.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert search.decided_out("fixed") is True
+    assert search.decided_out("prop_jit2_outer") is False
+
+
+def test_time_to_learn_counts_the_steps_spent_at_each_curriculum_length():
+    import pytest
+    from dataclasses import replace
+    from bench.time_to_learn import recipe_config, steps_per_length
+    cfg = replace(recipe_config(), curriculum_start=2, curriculum_step=3, n_train=6)
+    # lengths 2 -> 5 -> 6 (clamped at n_train, as the curriculum does), left at steps 10 and 30, 50 in all
+    assert steps_per_length({"promotions": [10, 30], "steps": 50}, cfg) == {2: 10, 5: 20, 6: 20}
+    assert steps_per_length({"promotions": [], "steps": 7}, cfg) == {2: 7}
+    with pytest.raises(ValueError, match="promotions"):
+        steps_per_length({"promotions": [30, 10], "steps": 50}, cfg)

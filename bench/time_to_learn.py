@@ -1,0 +1,185 @@
+"""CPU-seconds to learn a quick S4 run, by batch size and learning rate (issue 19, item 1).
+
+    OMP_NUM_THREADS=1 python -m bench.time_to_learn --train --shard 0/2 --compile   # the candidates' runs
+    OMP_NUM_THREADS=1 python -m bench.time_to_learn --cost                          # per-step CPU ms (~5 min)
+    python -m bench.time_to_learn --report                                          # the table, from both
+
+`bench.cpu_step_speed` measured what one training step can gain (compiled: 1.3x; the GEMM floor 2.1x).
+The rest of "2x the CPU-seconds-to-learn" can only come from needing fewer FLOPs per learned model.
+This bench measures that for the one lever the issue names, the batch / learning-rate pair, on the run
+the science trains most: S4, n_train 8, T_train 8 under the settled recipe (`profiles.SETTLED`: the
+budget law's demand 1, the tail population, the T = 8 contest).
+
+Decided before any candidate was trained:
+- candidates: batch 64 at lr 1e-3 (half the batch, same rate) and batch 256 at lr 2e-3 (twice the batch,
+  the rate scaled with it); seeds 0 and 1 each, trained compiled (`store.get_or_train(compile=True)`);
+- the recipe's own figure (batch 128, lr 1e-3) is read from every stored run of that config (the
+  budget-law seeds 0-2 and the contest seeds trained so far): nothing is retrained for it;
+- CPU-seconds to learn a run = sum over curriculum lengths L of (steps the run spent at L) x (CPU ms of
+  one compiled training step at L for its batch size). Steps per length come from the run's promotion
+  record (deterministic under the seed, whatever the load); CPU ms per step from `--cost`, which times
+  the three batch sizes interleaved step by step on the same machine (process CPU time, median of
+  rounds). Evaluation time is left out (the same 512 inputs every 50 steps for every candidate);
+- a candidate *learns* when every seed holds whole-word accuracy >= 0.9 in distribution at T_train;
+  its speed-up is the recipe's mean CPU-seconds over its mean. Reported beside it, not judged: whole-word
+  accuracy at 2 n_train with the loops the run gets there (a faster recipe that extrapolates worse is
+  another recipe, and the science's runs keep theirs: nothing here changes a profile).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from bench.search_log import parse_share
+
+OUT = Path(__file__).parent / "results" / "time_to_learn.json"
+CANDIDATES = {"batch 64, lr 1e-3": {"batch": 64}, "batch 256, lr 2e-3": {"batch": 256, "lr": 2e-3}}
+SEEDS = (0, 1)
+BATCHES = (64, 128, 256)
+RECIPE = "batch 128, lr 1e-3 (the recipe)"
+
+
+def recipe_config(seed: int = 0):
+    from lib import profiles
+    return profiles.contest_config(profiles.contest_contracts("quick")["S4 n8 T8"], seed)
+
+
+def candidate_configs() -> list:
+    return [replace(recipe_config(s), **changes) for changes in CANDIDATES.values() for s in SEEDS]
+
+
+def steps_per_length(metrics: dict, cfg) -> dict[int, int]:
+    """Steps a run spent at each curriculum length, from its promotion steps (length start + i * step is
+    left at promotions[i]) and its final step count (the last length runs to the end, polishing included)."""
+    edges = [0] + list(metrics["promotions"]) + [metrics["steps"]]
+    lengths = [min(cfg.curriculum_start + i * cfg.curriculum_step, cfg.n_train) for i in range(len(edges) - 1)]
+    if any(b < a for a, b in zip(edges, edges[1:])):
+        raise ValueError(f"promotions: not increasing steps within the run's {metrics['steps']}: {edges}")
+    spent: dict[int, int] = {}
+    for L, a, b in zip(lengths, edges, edges[1:]):
+        spent[L] = spent.get(L, 0) + b - a
+    return spent
+
+
+def step_cost(rounds: int = 5, K: int = 4) -> dict:
+    """CPU ms of one compiled training step (train_step with model.step compiled, dynamic shapes: what
+    train(compile=True) runs on the CPU), per batch size and curriculum length, interleaved step by step."""
+    from lib.model import LoopedTransformer
+    from lib.train import RunProgress, _param_groups, draw_batch, train_step
+    base = recipe_config()
+    lengths = range(base.curriculum_start, base.n_train + 1)
+    states, batches = {}, {}
+    for B in BATCHES:
+        cfg = replace(base, batch=B)
+        torch.manual_seed(0)
+        model = LoopedTransformer(cfg.model_config())
+        model.step = torch.compile(model.step, dynamic=True)
+        opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
+        for L in lengths:
+            run = RunProgress(cfg)
+            run.curriculum.length, run.step = L, cfg.warmup
+            gen = torch.Generator().manual_seed(L)
+            batches[B, L] = [draw_batch(cfg, run, cfg.task_obj(), gen) for _ in range(K)]
+            states[B, L] = (model, opt, run)
+            for b in batches[B, L]:                      # compile and warm up
+                train_step(model, opt, [run], [b])
+    cpu = {key: [] for key in states}
+    t0 = time.time()
+    for r in range(rounds):
+        for L in lengths:
+            for i in range(K):
+                for B in BATCHES[r % 3:] + BATCHES[:r % 3]:
+                    model, opt, run = states[B, L]
+                    c0 = time.process_time()
+                    train_step(model, opt, [run], [batches[B, L][i]])
+                    cpu[B, L].append((time.process_time() - c0) * 1e3)
+        print(f"  round {r + 1}/{rounds}: {time.time() - t0:.0f} s", flush=True)
+    ms = {B: {L: statistics.median(statistics.mean(cpu[B, L][r * K:(r + 1) * K]) for r in range(rounds))
+              for L in lengths} for B in BATCHES}
+    return {"ms_per_step": {str(B): {str(L): round(v, 2) for L, v in d.items()} for B, d in ms.items()},
+            "rounds": rounds, "steps_per_round": K, "measured": time.strftime("%Y-%m-%d %H:%M"),
+            "torch": torch.__version__}
+
+
+def read_run(cfg, ms: dict) -> dict:
+    from lib import store
+    from lib.instruments import head
+    from lib.probes import probe_seed
+    run = store.load_run(cfg)
+    m, n2 = run.metrics, 2 * cfg.n_train
+    spent = steps_per_length(m, cfg)
+    cost = ms[str(cfg.batch)]
+    ood = head.accuracy_by_loops(run.model, cfg.task_obj(), n2, cfg.loops_at(n2), count=512,
+                                 seed=probe_seed("contest_target", 0)).seq_acc[-1]
+    return {"seed": cfg.seed, "steps": m["steps"], "compiled": bool(m.get("compiled", False)),
+            "cpu_s_to_learn": round(sum(s * cost[str(L)] for L, s in spent.items()) / 1e3, 1),
+            "in_distribution": round(float(m["final_eval"]["seq_acc"]), 4), "ood_2n": round(float(ood), 4)}
+
+
+def report() -> int:
+    from lib import store
+    if not OUT.exists() or "cost" not in json.loads(OUT.read_text()):
+        raise SystemExit(f"--report: run --cost first ({OUT} has no per-step cost)")
+    res = json.loads(OUT.read_text())
+    ms = res["cost"]["ms_per_step"]
+    recipe = [cfg for cfg in map(recipe_config, range(40)) if store.is_done(cfg)]
+    groups = {RECIPE: recipe}
+    for name, changes in CANDIDATES.items():
+        groups[name] = [replace(recipe_config(s), **changes) for s in SEEDS]
+    missing = [f"{name} seed {c.seed}" for name, cs in groups.items() for c in cs if not store.is_done(c)]
+    if missing:
+        raise SystemExit("--report: runs not trained yet: " + ", ".join(missing) + " (run --train)")
+    rows = {name: [read_run(c, ms) for c in cs] for name, cs in groups.items()}
+    base = statistics.mean(r["cpu_s_to_learn"] for r in rows[RECIPE])
+    table = {}
+    for name, rs in rows.items():
+        mean = statistics.mean(r["cpu_s_to_learn"] for r in rs)
+        table[name] = {"runs": rs, "learns": all(r["in_distribution"] >= 0.9 for r in rs),
+                       "mean_cpu_s_to_learn": round(mean, 1), "speedup_vs_recipe": round(base / mean, 2),
+                       "mean_ood_2n": round(statistics.mean(r["ood_2n"] for r in rs), 3)}
+    res["table"] = table
+    OUT.write_text(json.dumps(res, indent=1) + "\n")
+    print(f"{'batch / lr':34s} {'seeds':>5} {'learns':>6} {'steps (mean)':>12} {'CPU-s to learn':>15} "
+          f"{'speed-up':>8} {'OOD 2n':>7}")
+    for name, t in table.items():
+        print(f"{name:34s} {len(t['runs']):5d} {str(t['learns']):>6} "
+              f"{statistics.mean(r['steps'] for r in t['runs']):12.0f} {t['mean_cpu_s_to_learn']:15.1f} "
+              f"{t['speedup_vs_recipe']:7.2f}x {t['mean_ood_2n']:7.3f}")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train", action="store_true", help="train the candidates' runs (through the store)")
+    ap.add_argument("--shard", default="0/1", help="with --train: i/k, this process trains runs i, i+k, ...")
+    ap.add_argument("--compile", action="store_true", help="with --train: the compiled CPU step")
+    ap.add_argument("--cost", action="store_true", help="time one compiled step per batch size and length")
+    ap.add_argument("--report", action="store_true", help="the table, from the stored runs and --cost")
+    args = ap.parse_args(argv)
+    if not (args.train or args.cost or args.report):
+        ap.error("one of --train, --cost, --report")
+    i, k = parse_share(args.shard, "--shard")
+    torch.set_num_threads(1)
+    if args.train:
+        from lib import store
+        for cfg in candidate_configs()[i::k]:
+            store.get_or_train(cfg, compile=args.compile)
+    if args.cost:
+        res = json.loads(OUT.read_text()) if OUT.exists() else {}
+        res["cost"] = step_cost()
+        OUT.write_text(json.dumps(res, indent=1) + "\n")
+        print(json.dumps(res["cost"]["ms_per_step"]))
+    if args.report:
+        return report()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
