@@ -18,10 +18,9 @@ import statistics
 
 from lib.cli import plan_configs
 from lib.config import config_hash
-from lib.paths import PROJECT_ROOT, atomic_write_text, outputs_dir
+from lib.paths import outputs_dir
 from lib.profiles import SECTIONS
 
-MARK_BEGIN, MARK_END = "<!-- ledger-cost:begin -->", "<!-- ledger-cost:end -->"
 
 
 def run_record(cfg) -> dict | None:
@@ -83,15 +82,9 @@ def main(argv=None) -> int:
     text = table(section_costs())
     print(text)
     if a.update:
-        readme = PROJECT_ROOT / "bench" / "README.md"
-        s = readme.read_text()
-        block = (f"{MARK_BEGIN}\n## The cost of the ledger (quick profile, from the DONE records)\n\n"
-                 f"`.venv/bin/python -m bench.ledger_cost --update`\n\n{text}\n{MARK_END}")
-        if MARK_BEGIN in s:
-            s = s[:s.index(MARK_BEGIN)] + block + s[s.index(MARK_END) + len(MARK_END):]
-        else:
-            s = s.rstrip() + "\n\n" + block + "\n"
-        atomic_write_text(readme, s)
+        from bench.readme_blocks import write_block
+        write_block("ledger-cost", "## The cost of the ledger (quick profile, from the DONE records)\n\n"
+                    f"`.venv/bin/python -m bench.ledger_cost --update`\n\n{text}")
     return 0
 
 

@@ -120,23 +120,13 @@ def main(argv=None) -> int:
     return 0
 
 
-MARK_BEGIN, MARK_END = "<!-- paper-plan:begin -->", "<!-- paper-plan:end -->"
-
-
 def write_readme(lines: list[str], a) -> None:
-    """The plan's table between its markers in bench/README.md (bench/run.py keeps the block)."""
-    from lib.paths import atomic_write_text
-    readme = PROJECT_ROOT / "bench" / "README.md"
-    s = readme.read_text()
+    """The plan's table in its block of bench/README.md (bench/run.py keeps the block)."""
+    from bench.readme_blocks import write_block
     cmd = "python -m bench.paper_plan" + (" --no-train" if a.no_train else "") + " --update"
-    block = (f"{MARK_BEGIN}\n## The paper profile on one H200, planned (`make paper-plan`)\n\n`.venv/bin/{cmd}` "
-             f"(CI runs the plan with 2 training steps per config: tests/test_paper_plan.py)\n\n```\n"
-             + "\n".join(lines) + f"\n```\n{MARK_END}")
-    if MARK_BEGIN in s and MARK_END in s:
-        s = s[:s.index(MARK_BEGIN)] + block + s[s.index(MARK_END) + len(MARK_END):]
-    else:
-        s = s.rstrip() + "\n\n" + block + "\n"
-    atomic_write_text(readme, s)
+    write_block("paper-plan", f"## The paper profile on one H200, planned (`make paper-plan`)\n\n`.venv/bin/{cmd}` "
+                "(CI runs the plan with 2 training steps per config: tests/test_paper_plan.py)\n\n```\n"
+                + "\n".join(lines) + "\n```")
 
 
 if __name__ == "__main__":

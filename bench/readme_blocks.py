@@ -1,0 +1,39 @@
+"""Sections of bench/README.md that tools other than bench/run.py write, each between its own markers.
+
+bench/run.py regenerates the file from bench/results/*.json and keeps every block named in BLOCKS;
+a tool writes its block with `write_block(name, text)` (replaced in place, or appended the first time).
+"""
+from __future__ import annotations
+
+from lib.paths import PROJECT_ROOT, atomic_write_text
+
+README = PROJECT_ROOT / "bench" / "README.md"
+BLOCKS = ("ledger-cost", "step-speed", "time-to-learn", "paper-plan")     # the order they first appear in
+
+
+def markers(name: str) -> tuple[str, str]:
+    if name not in BLOCKS:
+        raise ValueError(f"name: unknown README block {name!r}; allowed: {BLOCKS}")
+    return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+
+
+def kept_blocks(text: str) -> list[str]:
+    """Every marked block present in `text`, markers included, in BLOCKS order."""
+    out = []
+    for name in BLOCKS:
+        begin, end = markers(name)
+        if begin in text and end in text:
+            out.append(text[text.index(begin):text.index(end) + len(end)])
+    return out
+
+
+def write_block(name: str, text: str) -> None:
+    """Put `text` between the block's markers in bench/README.md (appended when the block is new)."""
+    begin, end = markers(name)
+    s = README.read_text() if README.exists() else ""
+    block = f"{begin}\n{text.strip()}\n{end}"
+    if begin in s and end in s:
+        s = s[:s.index(begin)] + block + s[s.index(end) + len(end):]
+    else:
+        s = s.rstrip() + "\n\n" + block + "\n"
+    atomic_write_text(README, s)

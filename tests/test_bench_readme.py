@@ -1,0 +1,25 @@
+"""bench/README.md blocks written by the bench tools (bench/readme_blocks.py) survive each other."""
+import pytest
+
+import bench.readme_blocks as blocks
+
+
+def test_a_block_is_appended_then_replaced_in_place_and_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(blocks, "README", tmp_path / "README.md")
+    blocks.README.write_text("# Benchmarks\n\ntable\n")
+    blocks.write_block("paper-plan", "## plan\nold")
+    blocks.write_block("ledger-cost", "## cost\n1 h")
+    blocks.write_block("paper-plan", "## plan\nnew")
+    text = blocks.README.read_text()
+    assert text.startswith("# Benchmarks\n\ntable\n") and "old" not in text and text.count("## plan") == 1
+    assert text.index("## plan") < text.index("## cost")            # replaced where it stood
+    kept = blocks.kept_blocks(text)
+    assert [k.splitlines()[0] for k in kept] == ["<!-- ledger-cost:begin -->", "<!-- paper-plan:begin -->"]
+    assert kept[1] == "<!-- paper-plan:begin -->\n## plan\nnew\n<!-- paper-plan:end -->"
+
+
+def test_an_unknown_block_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(blocks, "README", tmp_path / "README.md")
+    with pytest.raises(ValueError, match="name: unknown README block 'plan'"):
+        blocks.write_block("plan", "x")
+    assert not blocks.README.exists()
