@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 python -m bench.time_to_learn --train --shard 0/2 --compile   # the candidates' runs
     OMP_NUM_THREADS=1 python -m bench.time_to_learn --cost                          # per-step CPU ms (~5 min)
-    python -m bench.time_to_learn --report                                          # the table, from both
+    python -m bench.time_to_learn --report [--update]         # the table, from both (--update: into bench/README.md)
 
 `bench.cpu_step_speed` measured what one training step can gain (compiled: 1.3x; the GEMM floor 2.1x).
 The rest of "2x the CPU-seconds-to-learn" can only come from needing fewer FLOPs per learned model.
@@ -19,7 +19,9 @@ Decided before any candidate was trained:
   one compiled training step at L for its batch size). Steps per length come from the run's promotion
   record (deterministic under the seed, whatever the load); CPU ms per step from `--cost`, which times
   the three batch sizes interleaved step by step on the same machine (process CPU time, median of
-  rounds). Evaluation time is left out (the same 512 inputs every 50 steps for every candidate);
+  rounds, every loop count of the jitter range [T_min, ceil(2 T_min)] weighted equally: the expected step).
+  Left out, for every candidate alike: the final evaluation (512 inputs at the end of a run) and drawing
+  the batches (`draw_batch`, whose cost grows with the batch; under 2 % of a step here);
 - a candidate *learns* when every seed holds whole-word accuracy >= 0.9 in distribution at T_train;
   its speed-up is the recipe's mean CPU-seconds over its mean. Reported beside it, not judged: whole-word
   accuracy at 2 n_train with the loops the run gets there (a faster recipe that extrapolates worse is
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -61,18 +64,25 @@ def steps_per_length(metrics: dict, cfg) -> dict[int, int]:
     edges = [0] + list(metrics["promotions"]) + [metrics["steps"]]
     lengths = [min(cfg.curriculum_start + i * cfg.curriculum_step, cfg.n_train) for i in range(len(edges) - 1)]
     if any(b < a for a, b in zip(edges, edges[1:])):
-        raise ValueError(f"promotions: not increasing steps within the run's {metrics['steps']}: {edges}")
+        raise ValueError(f"promotions: must be increasing step counts within the run's {metrics['steps']} steps "
+                         f"(seed {cfg.seed}, batch {cfg.batch}), got {list(metrics['promotions'])}")
     spent: dict[int, int] = {}
     for L, a, b in zip(lengths, edges, edges[1:]):
         spent[L] = spent.get(L, 0) + b - a
     return spent
 
 
-def step_cost(rounds: int = 5, K: int = 4) -> dict:
+def step_cost(rounds: int = 5) -> dict:
     """CPU ms of one compiled training step (train_step with model.step compiled, dynamic shapes: what
-    train(compile=True) runs on the CPU), per batch size and curriculum length, interleaved step by step."""
+    train(compile=True) runs on the CPU), per batch size and curriculum length: at each length the same
+    words' loop counts T_min..T_max each once (the jitter draws them uniformly, so their mean is the
+    expected step), batch sizes interleaved step by step. Dynamo is made to fail rather than fall back to
+    eager if it ran out of recompiles, and the number of graphs is recorded."""
+    import torch._dynamo.config as dynamo_config
     from lib.model import LoopedTransformer
     from lib.train import RunProgress, _param_groups, draw_batch, train_step
+    from bench.cpu_step_speed import graphs
+    dynamo_config.fail_on_recompile_limit_hit = True
     base = recipe_config()
     lengths = range(base.curriculum_start, base.n_train + 1)
     states, batches = {}, {}
@@ -85,27 +95,29 @@ def step_cost(rounds: int = 5, K: int = 4) -> dict:
         for L in lengths:
             run = RunProgress(cfg)
             run.curriculum.length, run.step = L, cfg.warmup
-            gen = torch.Generator().manual_seed(L)
-            batches[B, L] = [draw_batch(cfg, run, cfg.task_obj(), gen) for _ in range(K)]
+            b = draw_batch(cfg, run, cfg.task_obj(), torch.Generator().manual_seed(L))
+            T_max = math.ceil(cfg.T_jitter * b.T_min - 1e-9)
+            batches[B, L] = [b._replace(T=T) for T in range(b.T_min, T_max + 1)]
             states[B, L] = (model, opt, run)
-            for b in batches[B, L]:                      # compile and warm up
-                train_step(model, opt, [run], [b])
-    cpu = {key: [] for key in states}
+            for x in batches[B, L]:                      # compile and warm up
+                train_step(model, opt, [run], [x])
+    n_graphs = graphs()
+    cpu = {key: [[] for _ in range(rounds)] for key in states}
     t0 = time.time()
     for r in range(rounds):
         for L in lengths:
-            for i in range(K):
+            for i in range(len(batches[BATCHES[0], L])):
                 for B in BATCHES[r % 3:] + BATCHES[:r % 3]:
                     model, opt, run = states[B, L]
                     c0 = time.process_time()
                     train_step(model, opt, [run], [batches[B, L][i]])
-                    cpu[B, L].append((time.process_time() - c0) * 1e3)
+                    cpu[B, L][r].append((time.process_time() - c0) * 1e3)
         print(f"  round {r + 1}/{rounds}: {time.time() - t0:.0f} s", flush=True)
-    ms = {B: {L: statistics.median(statistics.mean(cpu[B, L][r * K:(r + 1) * K]) for r in range(rounds))
-              for L in lengths} for B in BATCHES}
+    ms = {B: {L: statistics.median(statistics.mean(x) for x in cpu[B, L]) for L in lengths} for B in BATCHES}
     return {"ms_per_step": {str(B): {str(L): round(v, 2) for L, v in d.items()} for B, d in ms.items()},
-            "rounds": rounds, "steps_per_round": K, "measured": time.strftime("%Y-%m-%d %H:%M"),
-            "torch": torch.__version__}
+            "loops_per_length": {str(L): [x.T for x in batches[BATCHES[0], L]] for L in lengths},
+            "graphs": n_graphs, "new_graphs_while_timing": graphs() - n_graphs, "rounds": rounds,
+            "measured": time.strftime("%Y-%m-%d %H:%M"), "torch": torch.__version__}
 
 
 def read_run(cfg, ms: dict) -> dict:
@@ -123,7 +135,7 @@ def read_run(cfg, ms: dict) -> dict:
             "in_distribution": round(float(m["final_eval"]["seq_acc"]), 4), "ood_2n": round(float(ood), 4)}
 
 
-def report() -> int:
+def report(update: bool = False) -> int:
     from lib import store
     if not OUT.exists() or "cost" not in json.loads(OUT.read_text()):
         raise SystemExit(f"--report: run --cost first ({OUT} has no per-step cost)")
@@ -137,21 +149,43 @@ def report() -> int:
     if missing:
         raise SystemExit("--report: runs not trained yet: " + ", ".join(missing) + " (run --train)")
     rows = {name: [read_run(c, ms) for c in cs] for name, cs in groups.items()}
+    eager = [f"{name} seed {r['seed']}" for name, rs in rows.items() if name != RECIPE for r in rs if not r["compiled"]]
+    if eager:     # compiled runs are other samples of a recipe: the candidates are compared as trained compiled
+        raise SystemExit("--report: candidates trained eager (train them with --compile): " + ", ".join(eager))
     base = statistics.mean(r["cpu_s_to_learn"] for r in rows[RECIPE])
     table = {}
     for name, rs in rows.items():
         mean = statistics.mean(r["cpu_s_to_learn"] for r in rs)
-        table[name] = {"runs": rs, "learns": all(r["in_distribution"] >= 0.9 for r in rs),
-                       "mean_cpu_s_to_learn": round(mean, 1), "speedup_vs_recipe": round(base / mean, 2),
+        paired = [r for r in rows[RECIPE] if r["seed"] in SEEDS]
+        learns = all(r["in_distribution"] >= 0.9 for r in rs)
+        table[name] = {"runs": rs, "learns": learns, "mean_cpu_s_to_learn": round(mean, 1),
+                       "speedup_vs_recipe": round(base / mean, 2) if learns else None,
+                       "speedup_vs_recipe_same_seeds": (round(statistics.mean(r["cpu_s_to_learn"] for r in paired)
+                                                              / mean, 2) if learns and name != RECIPE else None),
                        "mean_ood_2n": round(statistics.mean(r["ood_2n"] for r in rs), 3)}
     res["table"] = table
     OUT.write_text(json.dumps(res, indent=1) + "\n")
-    print(f"{'batch / lr':34s} {'seeds':>5} {'learns':>6} {'steps (mean)':>12} {'CPU-s to learn':>15} "
-          f"{'speed-up':>8} {'OOD 2n':>7}")
+    lines = ["| batch / learning rate | seeds | learns | steps (mean) | CPU-s to learn (mean, range) | speed-up "
+             "(over all the recipe's seeds / over its seeds 0-1) | whole-word at 2 n_train (mean) |",
+             "|---|---|---|---|---|---|---|"]
+    x = lambda v: "-" if v is None else f"{v:.2f}x"     # noqa: E731
     for name, t in table.items():
-        print(f"{name:34s} {len(t['runs']):5d} {str(t['learns']):>6} "
-              f"{statistics.mean(r['steps'] for r in t['runs']):12.0f} {t['mean_cpu_s_to_learn']:15.1f} "
-              f"{t['speedup_vs_recipe']:7.2f}x {t['mean_ood_2n']:7.3f}")
+        cpu = [r["cpu_s_to_learn"] for r in t["runs"]]
+        lines.append(f"| {name} | {', '.join(str(r['seed']) for r in t['runs'])} | {t['learns']} | "
+                     f"{statistics.mean(r['steps'] for r in t['runs']):,.0f} | {t['mean_cpu_s_to_learn']:,.0f} "
+                     f"({min(cpu):,.0f}-{max(cpu):,.0f}) | {x(t['speedup_vs_recipe'])} / {x(t['speedup_vs_recipe_same_seeds'])} | "
+                     f"{t['mean_ood_2n']:.3f} |")
+    print("\n".join(lines))
+    if update:
+        from bench.readme_blocks import write_block
+        c = res["cost"]
+        cost = ", ".join(f"batch {B}: " + " / ".join(f"{v:.0f}" for v in d.values()) for B, d in c["ms_per_step"].items())
+        write_block("time-to-learn", "## CPU-seconds to learn a quick S4 run, by batch and learning rate (issue 19, item 1)"
+                    "\n\n`OMP_NUM_THREADS=1 .venv/bin/python -m bench.time_to_learn --train --compile; ... --cost; "
+                    "... --report --update` (the rule and the accounting: the module's docstring). S4, n_train 8, "
+                    "T_train 8, settled recipe; CPU-seconds = steps at each curriculum length x one compiled step's "
+                    f"CPU ms there, timed interleaved ({c['measured']}; ms per step at lengths 2-8: {cost}).\n\n"
+                    + "\n".join(lines))
     return 0
 
 
@@ -162,9 +196,14 @@ def main(argv=None) -> int:
     ap.add_argument("--compile", action="store_true", help="with --train: the compiled CPU step")
     ap.add_argument("--cost", action="store_true", help="time one compiled step per batch size and length")
     ap.add_argument("--report", action="store_true", help="the table, from the stored runs and --cost")
+    ap.add_argument("--update", action="store_true", help="with --report: write the table into bench/README.md")
     args = ap.parse_args(argv)
     if not (args.train or args.cost or args.report):
         ap.error("one of --train, --cost, --report")
+    if args.update and not args.report:
+        ap.error("--update: only with --report")
+    if (args.compile or args.shard != "0/1") and not args.train:
+        ap.error("--compile and --shard: only with --train")
     i, k = parse_share(args.shard, "--shard")
     torch.set_num_threads(1)
     if args.train:
@@ -177,7 +216,7 @@ def main(argv=None) -> int:
         OUT.write_text(json.dumps(res, indent=1) + "\n")
         print(json.dumps(res["cost"]["ms_per_step"]))
     if args.report:
-        return report()
+        return report(args.update)
     return 0
 
 

@@ -12,7 +12,7 @@ def test_a_block_is_appended_then_replaced_in_place_and_kept(tmp_path, monkeypat
     blocks.write_block("paper-plan", "## plan\nnew")
     text = blocks.README.read_text()
     assert text.startswith("# Benchmarks\n\ntable\n") and "old" not in text and text.count("## plan") == 1
-    assert text.index("## plan") < text.index("## cost")            # replaced where it stood
+    assert text.index("## cost") < text.index("## plan")            # BLOCKS order, the plan replaced in place
     kept = blocks.kept_blocks(text)
     assert [k.splitlines()[0] for k in kept] == ["<!-- ledger-cost:begin -->", "<!-- paper-plan:begin -->"]
     assert kept[1] == "<!-- paper-plan:begin -->\n## plan\nnew\n<!-- paper-plan:end -->"
@@ -23,3 +23,14 @@ def test_an_unknown_block_is_refused_before_anything_is_written(tmp_path, monkey
     with pytest.raises(ValueError, match="name: unknown README block 'plan'"):
         blocks.write_block("plan", "x")
     assert not blocks.README.exists()
+
+
+def test_a_new_block_goes_before_the_next_block_in_order_and_a_half_marked_one_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(blocks, "README", tmp_path / "README.md")
+    blocks.write_block("paper-plan", "plan")
+    blocks.write_block("ledger-cost", "cost")
+    text = blocks.README.read_text()
+    assert text.index("cost") < text.index("plan")          # the order bench/run.py keeps them in
+    blocks.README.write_text(text + "\n<!-- time-to-learn:begin -->\nhalf\n")
+    with pytest.raises(ValueError, match="one of its two markers"):
+        blocks.write_block("time-to-learn", "x")
