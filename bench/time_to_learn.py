@@ -26,6 +26,11 @@ Decided before any candidate was trained:
   its speed-up is the recipe's mean CPU-seconds over its mean. Reported beside it, not judged: whole-word
   accuracy at 2 n_train with the loops the run gets there (a faster recipe that extrapolates worse is
   another recipe, and the science's runs keep theirs: nothing here changes a profile).
+Note added 2026-12-01 (evening), after batch 256 seed 1 was seen oscillating at length 8 (its seed 0 had
+learned, at 1.3x the recipe's mean cost): a seed may be stopped by hand (`--stop`) once the CPU-seconds
+it has spent lift its candidate's mean above the recipe's mean, so the candidate can no longer learn in
+fewer CPU-seconds whatever the seed does next. It is reported as stopped (not learned by then), its
+spent CPU-seconds a lower bound, and its candidate gets no speed-up.
 """
 from __future__ import annotations
 
@@ -135,6 +140,37 @@ def read_run(cfg, ms: dict) -> dict:
             "in_distribution": round(float(m["final_eval"]["seq_acc"]), 4), "ood_2n": round(float(ood), 4)}
 
 
+def stop(seed: int, candidate: str, why: str) -> int:
+    """Record a candidate seed whose training was stopped by hand (its process killed first), from its
+    last checkpoint: step, promotions and the reason. `report` reads it as not learned."""
+    from lib import store
+    if candidate not in CANDIDATES:
+        raise SystemExit(f"--candidate: unknown {candidate!r}; allowed: {list(CANDIDATES)}")
+    if seed not in SEEDS:
+        raise SystemExit(f"--stop: seed must be one of {SEEDS}, got {seed}")
+    cfg = replace(recipe_config(seed), **CANDIDATES[candidate])
+    ckpt = store.run_dir(cfg) / "checkpoint.pt"
+    if store.is_done(cfg) or not ckpt.exists():
+        raise SystemExit(f"--stop: {candidate} seed {seed} is {'finished' if store.is_done(cfg) else 'not started'}")
+    state = torch.load(ckpt, weights_only=True)
+    res = json.loads(OUT.read_text()) if OUT.exists() else {}
+    res.setdefault("stopped", {})[f"{candidate} | {seed}"] = {
+        "step": state["step"], "promotions": state["curriculum"]["promotions"], "why": why,
+        "log_tail": state["log"][-4:]}
+    OUT.write_text(json.dumps(res, indent=1) + "\n")
+    print(f"recorded: {candidate} seed {seed} stopped at step {state['step']}")
+    return 0
+
+
+def read_stopped(cfg, record: dict, ms: dict) -> dict:
+    """A stopped seed: the CPU-seconds it spent (a lower bound on what learning would have cost)."""
+    spent = steps_per_length({"promotions": record["promotions"], "steps": record["step"]}, cfg)
+    cost = ms[str(cfg.batch)]
+    return {"seed": cfg.seed, "steps": record["step"], "compiled": True, "stopped": record["why"],
+            "cpu_s_to_learn": round(sum(s * cost[str(L)] for L, s in spent.items()) / 1e3, 1),
+            "in_distribution": None, "ood_2n": None}
+
+
 def report(update: bool = False) -> int:
     from lib import store
     if not OUT.exists() or "cost" not in json.loads(OUT.read_text()):
@@ -145,10 +181,13 @@ def report(update: bool = False) -> int:
     groups = {RECIPE: recipe}
     for name, changes in CANDIDATES.items():
         groups[name] = [replace(recipe_config(s), **changes) for s in SEEDS]
-    missing = [f"{name} seed {c.seed}" for name, cs in groups.items() for c in cs if not store.is_done(c)]
+    stopped = res.get("stopped", {})
+    missing = [f"{name} seed {c.seed}" for name, cs in groups.items() for c in cs
+               if not store.is_done(c) and f"{name} | {c.seed}" not in stopped]
     if missing:
         raise SystemExit("--report: runs not trained yet: " + ", ".join(missing) + " (run --train)")
-    rows = {name: [read_run(c, ms) for c in cs] for name, cs in groups.items()}
+    rows = {name: [read_stopped(c, stopped[f"{name} | {c.seed}"], ms) if f"{name} | {c.seed}" in stopped
+                   else read_run(c, ms) for c in cs] for name, cs in groups.items()}
     eager = [f"{name} seed {r['seed']}" for name, rs in rows.items() if name != RECIPE for r in rs if not r["compiled"]]
     if eager:     # compiled runs are other samples of a recipe: the candidates are compared as trained compiled
         raise SystemExit("--report: candidates trained eager (train them with --compile): " + ", ".join(eager))
@@ -157,12 +196,13 @@ def report(update: bool = False) -> int:
     for name, rs in rows.items():
         mean = statistics.mean(r["cpu_s_to_learn"] for r in rs)
         paired = [r for r in rows[RECIPE] if r["seed"] in SEEDS]
-        learns = all(r["in_distribution"] >= 0.9 for r in rs)
+        learns = all(r["in_distribution"] is not None and r["in_distribution"] >= 0.9 for r in rs)
         table[name] = {"runs": rs, "learns": learns, "mean_cpu_s_to_learn": round(mean, 1),
                        "speedup_vs_recipe": round(base / mean, 2) if learns else None,
                        "speedup_vs_recipe_same_seeds": (round(statistics.mean(r["cpu_s_to_learn"] for r in paired)
                                                               / mean, 2) if learns and name != RECIPE else None),
-                       "mean_ood_2n": round(statistics.mean(r["ood_2n"] for r in rs), 3)}
+                       "mean_ood_2n": (round(statistics.mean(r["ood_2n"] for r in rs), 3)
+                                       if all(r["ood_2n"] is not None for r in rs) else None)}
     res["table"] = table
     OUT.write_text(json.dumps(res, indent=1) + "\n")
     lines = ["| batch / learning rate | seeds | learns | steps (mean) | CPU-s to learn (mean, range) | speed-up "
@@ -171,10 +211,14 @@ def report(update: bool = False) -> int:
     x = lambda v: "-" if v is None else f"{v:.2f}x"     # noqa: E731
     for name, t in table.items():
         cpu = [r["cpu_s_to_learn"] for r in t["runs"]]
-        lines.append(f"| {name} | {', '.join(str(r['seed']) for r in t['runs'])} | {t['learns']} | "
-                     f"{statistics.mean(r['steps'] for r in t['runs']):,.0f} | {t['mean_cpu_s_to_learn']:,.0f} "
+        halted = [r for r in t["runs"] if "stopped" in r]
+        learns = f"stopped (seed {', '.join(str(r['seed']) for r in halted)})" if halted else str(t["learns"])
+        ood = "-" if t["mean_ood_2n"] is None else f"{t['mean_ood_2n']:.3f}"
+        lines.append(f"| {name} | {', '.join(str(r['seed']) for r in t['runs'])} | {learns} | "
+                     f"{statistics.mean(r['steps'] for r in t['runs']):,.0f} | {'>= ' if halted else ''}"
+                     f"{t['mean_cpu_s_to_learn']:,.0f} "
                      f"({min(cpu):,.0f}-{max(cpu):,.0f}) | {x(t['speedup_vs_recipe'])} / {x(t['speedup_vs_recipe_same_seeds'])} | "
-                     f"{t['mean_ood_2n']:.3f} |")
+                     f"{ood} |")
     print("\n".join(lines))
     if update:
         from bench.readme_blocks import write_block
@@ -197,7 +241,12 @@ def main(argv=None) -> int:
     ap.add_argument("--cost", action="store_true", help="time one compiled step per batch size and length")
     ap.add_argument("--report", action="store_true", help="the table, from the stored runs and --cost")
     ap.add_argument("--update", action="store_true", help="with --report: write the table into bench/README.md")
+    ap.add_argument("--stop", type=int, metavar="SEED", help="record a seed stopped by hand (kill it first), and exit")
+    ap.add_argument("--candidate", help="with --stop: the candidate's name, as in CANDIDATES")
+    ap.add_argument("--why", default="", help="with --stop: the reason, in words")
     args = ap.parse_args(argv)
+    if args.stop is not None:
+        return stop(args.stop, args.candidate, args.why)
     if not (args.train or args.cost or args.report):
         ap.error("one of --train, --cost, --report")
     if args.update and not args.report:

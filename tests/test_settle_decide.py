@@ -96,3 +96,16 @@ def test_time_to_learn_counts_the_steps_spent_at_each_curriculum_length():
     assert steps_per_length({"promotions": [], "steps": 7}, cfg) == {2: 7}
     with pytest.raises(ValueError, match="promotions"):
         steps_per_length({"promotions": [30, 10], "steps": 50}, cfg)
+
+
+def test_time_to_learn_refuses_bad_input_before_doing_anything(capsys):
+    import pytest
+    from bench.time_to_learn import main
+    with pytest.raises(SystemExit, match="--candidate: unknown 'batch 32'"):
+        main(["--stop", "0", "--candidate", "batch 32"])
+    with pytest.raises(SystemExit, match="--stop: seed must be one of"):
+        main(["--stop", "7", "--candidate", "batch 64, lr 1e-3"])
+    for argv in (["--update"], ["--cost", "--compile"], []):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert "error:" in capsys.readouterr().err
