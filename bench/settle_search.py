@@ -40,6 +40,8 @@ from pathlib import Path
 
 import torch
 
+from bench.search_log import read_rows
+
 LOG = Path(__file__).parent / "results" / "settle_search.jsonl"
 
 # The candidates, in the order they are trained (most informative first). The fixed-T runs of
@@ -75,9 +77,7 @@ def config(recipe: str, demand: float, seed: int):
 
 
 def done_keys() -> set:
-    if not LOG.exists():
-        return set()
-    return {(r["recipe"], r["demand"], r["seed"]) for r in map(json.loads, LOG.read_text().splitlines())}
+    return {(r["recipe"], r["demand"], r["seed"]) for r in read_rows(LOG)}
 
 
 def measure_one(recipe: str, demand: float, seed: int, compile: bool = False) -> dict:
@@ -149,7 +149,7 @@ def abandon(recipe: str, demand: float, seed: int, why: str) -> int:
 
 def decided_out(recipe: str) -> bool:
     """True when the logged rows already decide both parts of the rule False for this recipe."""
-    rows = [json.loads(x) for x in LOG.read_text().splitlines()] if LOG.exists() else []
+    rows = read_rows(LOG)
     v = decide(rows).get(recipe)
     return v is not None and v["keeps_law"] is False and v["settles"] is False
 
@@ -194,7 +194,7 @@ def decide(rows: list[dict]) -> dict:
 
 
 def print_decision() -> int:
-    rows = [json.loads(x) for x in LOG.read_text().splitlines()] if LOG.exists() else []
+    rows = read_rows(LOG)
     verdicts = decide(rows)
     for recipe, v in verdicts.items():
         print(f"{recipe:28s} keeps the law: {v['keeps_law']}  settles: {v['settles']}  mean best at 2 n_train: "
@@ -205,7 +205,7 @@ def print_decision() -> int:
 
 
 def print_table() -> int:
-    rows = [json.loads(x) for x in LOG.read_text().splitlines()] if LOG.exists() else []
+    rows = read_rows(LOG)
     print(f"{'recipe':24} {'dem':>4} {'s':>2} {'steps':>6} {'in@T':>5} {'@2T':>5} {'@4T':>5} {'v_tau':>6} {'v_fr':>5} "
           f"{'raw':>5} {'norm':>5} {'cos':>5} {'12@T*':>6} {'12best':>6} {'16@T*':>6} {'16best':>6} {'late16':>6}")
     for r in rows:

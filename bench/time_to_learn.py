@@ -77,6 +77,11 @@ def steps_per_length(metrics: dict, cfg) -> dict[int, int]:
     return spent
 
 
+def cpu_seconds(spent: dict[int, int], ms_at: dict[str, float]) -> float:
+    """CPU-seconds of a run: steps spent at each length x one step's CPU ms at that length."""
+    return round(sum(steps * ms_at[str(L)] for L, steps in spent.items()) / 1e3, 1)
+
+
 def step_cost(rounds: int = 5) -> dict:
     """CPU ms of one compiled training step (train_step with model.step compiled, dynamic shapes: what
     train(compile=True) runs on the CPU), per batch size and curriculum length: at each length the same
@@ -131,12 +136,10 @@ def read_run(cfg, ms: dict) -> dict:
     from lib.probes import probe_seed
     run = store.load_run(cfg)
     m, n2 = run.metrics, 2 * cfg.n_train
-    spent = steps_per_length(m, cfg)
-    cost = ms[str(cfg.batch)]
     ood = head.accuracy_by_loops(run.model, cfg.task_obj(), n2, cfg.loops_at(n2), count=512,
                                  seed=probe_seed("contest_target", 0)).seq_acc[-1]
     return {"seed": cfg.seed, "steps": m["steps"], "compiled": bool(m.get("compiled", False)),
-            "cpu_s_to_learn": round(sum(s * cost[str(L)] for L, s in spent.items()) / 1e3, 1),
+            "cpu_s_to_learn": cpu_seconds(steps_per_length(m, cfg), ms[str(cfg.batch)]),
             "in_distribution": round(float(m["final_eval"]["seq_acc"]), 4), "ood_2n": round(float(ood), 4)}
 
 
@@ -165,9 +168,8 @@ def stop(seed: int, candidate: str, why: str) -> int:
 def read_stopped(cfg, record: dict, ms: dict) -> dict:
     """A stopped seed: the CPU-seconds it spent (a lower bound on what learning would have cost)."""
     spent = steps_per_length({"promotions": record["promotions"], "steps": record["step"]}, cfg)
-    cost = ms[str(cfg.batch)]
     return {"seed": cfg.seed, "steps": record["step"], "compiled": True, "stopped": record["why"],
-            "cpu_s_to_learn": round(sum(s * cost[str(L)] for L, s in spent.items()) / 1e3, 1),
+            "cpu_s_to_learn": cpu_seconds(spent, ms[str(cfg.batch)]),
             "in_distribution": None, "ood_2n": None}
 
 
@@ -177,7 +179,9 @@ def report(update: bool = False) -> int:
         raise SystemExit(f"--report: run --cost first ({OUT} has no per-step cost)")
     res = json.loads(OUT.read_text())
     ms = res["cost"]["ms_per_step"]
-    recipe = [cfg for cfg in map(recipe_config, range(40)) if store.is_done(cfg)]
+    from lib.profiles import CONTEST_SEEDS
+    # every stored seed of the recipe's config: the budget law's 0-2 and the contest seeds trained so far
+    recipe = [cfg for cfg in map(recipe_config, (0, 1, 2) + CONTEST_SEEDS) if store.is_done(cfg)]
     groups = {RECIPE: recipe}
     for name, changes in CANDIDATES.items():
         groups[name] = [replace(recipe_config(s), **changes) for s in SEEDS]
