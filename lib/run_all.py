@@ -2,12 +2,20 @@
 
     python -m lib.run_all --profile quick            # executed copies go to outputs/notebooks/
     python -m lib.run_all --profile quick --in-place # developers: refresh the committed notebooks
+    python -m lib.run_all --jobs 1                   # one notebook at a time
 
 Runs already in the store load from it; missing ones train (the quick profile fits a 2-core CPU).
+Notebooks run `--jobs` at a time (default: one per core, at most 2), each kernel then on
+cores / jobs threads: the instruments are small tensor programs that keep one core busy, so two
+kernels side by side finish the suite in about half the wall time of one kernel with two threads.
+Two notebooks that need the same missing run do not train it twice: the store locks each run.
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -29,15 +37,56 @@ def section_notebooks() -> list[Path]:
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
-def run(profile: str = "quick", in_place: bool = False, only: list[str] | None = None) -> float:
+def last_duration(nb: Path) -> float:
+    """Seconds papermill recorded when `nb` was last executed (0 when it never was): run side by side,
+    the longest notebooks start first, so no long one is left to run alone at the end."""
+    try:
+        return float(json.loads(nb.read_text())["metadata"]["papermill"]["duration"] or 0)
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+
+
+def default_jobs() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _execute(nb: str, target: str, profile: str, threads: int | None) -> tuple[float, str | None]:
+    """Execute one notebook with papermill: (wall seconds, None) or (seconds, the error in one line).
+    The error travels as text: papermill's exceptions do not survive the trip back from a worker."""
+    import papermill as pm
+    if threads:                                   # the kernel inherits it: one core's share per kernel
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+    t0 = time.time()
+    try:
+        pm.execute_notebook(nb, target, parameters={"PROFILE": profile} if profile != "quick" else {},
+                            cwd=str(NOTEBOOKS), progress_bar=False, kernel_name="python3")
+    except Exception as err:                      # noqa: BLE001 - reported by the caller, with the notebook
+        first = (str(err).strip().splitlines() or [""])[-1]
+        return time.time() - t0, f"{type(err).__name__}: {first[:300]}"
+    return time.time() - t0, None
+
+
+def report(nb: Path, target: Path, seconds: float, error: str | None, failed: list) -> None:
+    if error is None:
+        print(f"[run_all] {nb.name} done in {seconds:.1f} s", flush=True)
+    else:
+        print(f"[run_all] {nb.name} FAILED after {seconds:.1f} s ({error}); executed copy: {target}", flush=True)
+        failed.append(f"{nb.name}: {error}")
+
+
+def run(profile: str = "quick", in_place: bool = False, only: list[str] | None = None,
+        jobs: int | None = None) -> float:
     if profile not in PROFILES:
         raise ValueError(f"--profile: unknown profile {profile!r}; allowed: {PROFILES}")
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError(f"--jobs: the number of notebooks run at once must be >= 1, got {jobs}")
     import jupytext
-    import papermill as pm
 
     out_dir = outputs_dir() / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     t_all = time.time()
+    todo = []
     for nb in section_notebooks():
         if only and not any(nb.name.startswith(o) for o in only):
             continue
@@ -46,13 +95,25 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
             if [c.source for c in jupytext.read(src).cells] != [c.source for c in jupytext.read(nb).cells]:
                 subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--update", "--to", "ipynb", str(src)],
                                check=True)
-        target = nb if in_place else out_dir / nb.name
-        t0 = time.time()
-        print(f"[run_all] {nb.name} -> {target.relative_to(PROJECT_ROOT) if target.is_relative_to(PROJECT_ROOT) else target}",
-              flush=True)
-        pm.execute_notebook(str(nb), str(target), parameters={"PROFILE": profile} if profile != "quick" else {},
-                            cwd=str(NOTEBOOKS), progress_bar=False, kernel_name="python3")
-        print(f"[run_all] {nb.name} done in {time.time() - t0:.1f} s", flush=True)
+        todo.append((nb, nb if in_place else out_dir / nb.name))
+    # a thread count set by the caller is kept; else each of `jobs` kernels gets its share of the cores
+    threads = None if "OMP_NUM_THREADS" in os.environ or jobs == 1 else max(1, (os.cpu_count() or 1) // jobs)
+    show = lambda p: p.relative_to(PROJECT_ROOT) if p.is_relative_to(PROJECT_ROOT) else p   # noqa: E731
+    failed = []
+    if jobs == 1:
+        for nb, target in todo:
+            print(f"[run_all] {nb.name} -> {show(target)}", flush=True)
+            report(nb, target, *_execute(str(nb), str(target), profile, None), failed)
+    else:   # spawn, not fork: a fresh interpreter per worker, nothing inherited from this one's threads
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            running = {}
+            for nb, target in sorted(todo, key=lambda t: -last_duration(t[0])):
+                print(f"[run_all] {nb.name} -> {show(target)}", flush=True)
+                running[pool.submit(_execute, str(nb), str(target), profile, threads)] = (nb, target)
+            for done in concurrent.futures.as_completed(running):
+                report(*running[done], *done.result(), failed)
+    if failed:                                    # every notebook ran; the ledger is not refreshed over a failure
+        raise RuntimeError(f"{len(failed)} notebook(s) failed: " + "; ".join(failed))
     path = claims.write_report()
     wall = time.time() - t_all
     print(f"[run_all] claims ledger refreshed: {path.relative_to(PROJECT_ROOT)}")
@@ -65,10 +126,12 @@ def main(argv=None):
     ap.add_argument("--profile", default="quick", choices=PROFILES)
     ap.add_argument("--in-place", action="store_true", help="execute the committed notebooks themselves")
     ap.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 03")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help=f"notebooks run at once (default: one per core, at most 2; here {default_jobs()})")
     a = ap.parse_args(argv)
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     os.environ.setdefault("LOOPS_HEADLESS", "1")      # notebooks skip their slider cells in batch runs
-    run(a.profile, a.in_place, a.only)
+    run(a.profile, a.in_place, a.only, a.jobs)
 
 
 if __name__ == "__main__":

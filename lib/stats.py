@@ -3,6 +3,12 @@
 - Spearman rank correlation with a bootstrap percentile interval (resampling models with replacement).
 - AUROC of a score for a binary outcome, computed as U / (n1 * n0) from the Mann-Whitney U test,
   with a bootstrap interval.
+
+The bootstrap statistics are vectorised over resamples (scipy's `vectorized=True`): the same
+resamples and the same statistics as one call per resample, without 2,000 scipy calls per interval.
+Inside the bootstrap, Spearman's rho is Pearson's r of the ranks (its definition; scipy.stats.pearsonr
+over the resamples' axis) and U is the positives' rank sum less n1 (n1 + 1) / 2 (how mannwhitneyu
+computes it), ranks by scipy.stats.rankdata with ties averaged, as both tests rank.
 """
 from __future__ import annotations
 
@@ -24,10 +30,14 @@ class Estimate:
 
 
 def _bootstrap(statistic, data, seed: int, n_resamples: int) -> tuple[float, float]:
-    res = stats.bootstrap(data, statistic, paired=True, vectorized=False, n_resamples=n_resamples,
+    res = stats.bootstrap(data, statistic, paired=True, vectorized=True, n_resamples=n_resamples,
                           method="percentile", random_state=np.random.default_rng(seed))
     lo, hi = res.confidence_interval
     return float(lo), float(hi)
+
+
+def _constant(a: np.ndarray) -> np.ndarray:
+    return np.ptp(a, axis=-1) == 0
 
 
 def spearman(x, y, seed: int = 0, n_resamples: int = 2000) -> Estimate:
@@ -36,8 +46,11 @@ def spearman(x, y, seed: int = 0, n_resamples: int = 2000) -> Estimate:
     if len(x) != len(y) or len(x) < 3:
         raise ValueError(f"x, y: need two equally long samples of at least 3, got {len(x)} and {len(y)}")
 
-    def rho(a, b):   # a resample can be constant: its correlation is undefined, count it as 0
-        return 0.0 if np.ptp(a) == 0 or np.ptp(b) == 0 else stats.spearmanr(a, b).statistic
+    def rho(a, b, axis=-1):   # a resample can be constant: its correlation is undefined, count it as 0
+        flat = _constant(a) | _constant(b)
+        ra = np.where(flat[..., None], np.arange(a.shape[-1]), stats.rankdata(a, axis=-1))
+        rb = np.where(flat[..., None], np.arange(b.shape[-1]), stats.rankdata(b, axis=-1))
+        return np.where(flat, 0.0, stats.pearsonr(ra, rb, axis=-1).statistic)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), len(x))
     value = stats.spearmanr(x, y).statistic
@@ -51,11 +64,11 @@ def auroc(scores, positive, seed: int = 0, n_resamples: int = 2000) -> Estimate:
     if pos.all() or (~pos).all():
         raise ValueError("positive: need at least one positive and one negative case")
 
-    def auc(a, p):
+    def auc(a, p, axis=-1):   # a resample with one class only has no ordering to score: 0.5
         p = p.astype(bool)
-        if p.all() or (~p).all():
-            return 0.5
-        return stats.mannwhitneyu(a[p], a[~p]).statistic / (p.sum() * (~p).sum())
-    value = auc(s, pos)
+        n1, n0 = p.sum(-1), (~p).sum(-1)
+        u = np.where(p, stats.rankdata(a, axis=-1), 0.0).sum(-1) - n1 * (n1 + 1) / 2
+        return np.where((n1 == 0) | (n0 == 0), 0.5, u / np.maximum(n1 * n0, 1))
+    value = stats.mannwhitneyu(s[pos], s[~pos]).statistic / (pos.sum() * (~pos).sum())
     lo, hi = _bootstrap(auc, (s, pos.astype(float)), seed, n_resamples)
     return Estimate(float(value), lo, hi, len(s))

@@ -157,7 +157,8 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
         poolable = len(group) > 1 and supports(group[0])
         if not poolable or any((run_dir(c) / "FAILED").exists() for c in group):
             continue                                   # trained (or reported) one by one below
-        locks = [FileLock(str(run_dir(c)) + ".lock", timeout=lock_timeout) for c in group]
+        # taken in one global order (by path), so two processes wanting overlapping seeds cannot deadlock
+        locks = [FileLock(str(d) + ".lock", timeout=lock_timeout) for d in sorted(run_dir(c) for c in group)]
         for c in group:
             run_dir(c).mkdir(parents=True, exist_ok=True)
         try:

@@ -25,9 +25,12 @@ candidates (most-constrained first), which solves these puzzles with little or n
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Sequence
 
 import torch
+
+from .paths import atomic_write_text, outputs_dir
 
 ALL_DIGITS = 0x1FF                      # bit d-1 set = digit d present
 ROW = [i // 9 for i in range(81)]
@@ -232,14 +235,49 @@ TRAIN_GIVENS = 34           # the public recipe's training difficulty (deep-thin
 HARDER_GIVENS = (28, 24)    # our harder test sets (the public recipe tests at 17; see the docstring)
 TRAIN_POOL = 1000           # distinct training puzzles; symmetries (`augment`) multiply them
 
+GENERATOR_VERSION = 1       # bump when make_puzzles would draw different puzzles: old files are then unused
+
 _POOLS: dict = {}
 
 
+def pool_file(givens: int, count: int, seed: int) -> Path:
+    return outputs_dir() / "data" / "sudoku" / f"v{GENERATOR_VERSION}_givens{givens}_count{count}_seed{seed}.csv"
+
+
+def read_pool(path: Path, givens: int, count: int) -> list[tuple[list[int], list[int]]]:
+    """A pool file written by `pool`: lines "puzzle,solution" of 81 digits (the public CSV format).
+    Checked as it is read: `count` lines, each puzzle with `givens` givens that agree with a valid
+    solution (uniqueness is the generator's guarantee and is not re-checked)."""
+    pairs = []
+    for k, line in enumerate(path.read_text().split()):
+        try:
+            puzzle, solution = (_as_cells(part) for part in line.split(","))
+        except ValueError:
+            puzzle = solution = None
+        if (puzzle is None or sum(v > 0 for v in puzzle) != givens or not is_valid_solution(solution)
+                or any(p and p != q for p, q in zip(puzzle, solution))):
+            raise ValueError(f"{path}: line {k + 1} is not a {givens}-given puzzle of its solution; "
+                             "delete the file to generate the pool again")
+        pairs.append((puzzle, solution))
+    if len(pairs) != count:
+        raise ValueError(f"{path}: {len(pairs)} puzzles, expected {count}; delete the file to generate it again")
+    return pairs
+
+
 def pool(givens: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """`make_puzzles(count, givens, seed)` as tensors (see `to_tensors`), cached per process."""
+    """`make_puzzles(count, givens, seed)` as tensors (see `to_tensors`), cached per process and on
+    disk (`pool_file`, outputs/data/sudoku/): drawing the hard pools takes minutes of pure Python
+    backtracking, reading them milliseconds."""
     key = (givens, count, seed)
     if key not in _POOLS:
-        _POOLS[key] = to_tensors(make_puzzles(count, givens, seed))
+        path = pool_file(givens, count, seed)
+        if path.exists():
+            pairs = read_pool(path, givens, count)
+        else:
+            pairs = make_puzzles(count, givens, seed)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, "".join(f"{to_string(p)},{to_string(q)}\n" for p, q in pairs))
+        _POOLS[key] = to_tensors(pairs)
     return _POOLS[key]
 
 

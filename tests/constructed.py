@@ -28,7 +28,8 @@ class SerialPropagator(LoopedTransformer):
         return h
 
     def step(self, h, e, loop=0):
-        x = self._tokens
+        # the instruments stack K copies of the batch (one per state/probe pair): each reads its tokens
+        x = self._tokens.repeat(h.shape[0] // len(self._tokens), 1)
         value, latch = h[..., : self.m], h[..., self.m:]
         prev = torch.cat([torch.zeros_like(value[:, :1]), value[:, :-1]], dim=1)   # value of position i-1
         new = torch.zeros_like(value)

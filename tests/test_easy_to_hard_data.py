@@ -425,3 +425,36 @@ def test_chess_task_reads_the_users_files_and_nothing_else(tmp_path, monkeypatch
     assert metrics["steps"] == 3 and 0 <= metrics["final_eval"]["token_acc"] <= 1
     with pytest.raises(ValueError, match="n: a chess board has 64 cells"):
         task.sample(2, 63, torch.Generator())
+
+
+def test_sudoku_pool_is_drawn_once_then_read_back_identical(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path))
+    monkeypatch.setattr(sudoku, "_POOLS", {})
+    drawn = sudoku.pool(30, 3, 5)
+    path = sudoku.pool_file(30, 3, 5)
+    assert path.is_relative_to(tmp_path) and len(path.read_text().splitlines()) == 3
+    monkeypatch.setattr(sudoku, "_POOLS", {})
+    monkeypatch.setattr(sudoku, "make_puzzles", lambda *a, **k: pytest.fail("the pool was drawn again"))
+    read = sudoku.pool(30, 3, 5)
+    assert all(torch.equal(a, b) for a, b in zip(drawn, read))
+    assert torch.equal(read[0][0], sudoku.to_tensors([sudoku.make_puzzle(30, 5 * 1_000_003)])[0][0])
+
+
+@pytest.mark.parametrize("damage", ["drop_line", "wrong_digit", "not_digits"])
+def test_a_damaged_sudoku_pool_file_is_refused_by_name(tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path))
+    monkeypatch.setattr(sudoku, "_POOLS", {})
+    sudoku.pool(30, 2, 5)
+    path = sudoku.pool_file(30, 2, 5)
+    lines = path.read_text().splitlines()
+    puzzle, solution = lines[0].split(",")
+    if damage == "drop_line":
+        lines = lines[:1]
+    elif damage == "wrong_digit":      # a solution digit changed: no longer a valid grid
+        lines[0] = puzzle + "," + str(int(solution[0]) % 9 + 1) + solution[1:]
+    else:
+        lines[0] = "x" * 81 + "," + solution
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(sudoku, "_POOLS", {})
+    with pytest.raises(ValueError, match=f"{path.name}.*delete the file"):
+        sudoku.pool(30, 2, 5)

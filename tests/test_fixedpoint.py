@@ -42,6 +42,22 @@ def test_spectral_radius_of_a_tiny_looped_model_matches_its_full_jacobian():
     assert fixedpoint.spectral_radius(G, h, iters=300) == pytest.approx(exact, rel=5e-2)
 
 
+def test_spectral_radii_of_a_batch_equal_each_input_alone_and_flag_a_dead_map():
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=4, n_classes=3, n_layers=1, d_model=8, n_heads=2, injection="add"))
+    tokens = torch.tensor([[3, 0, 1, 2], [3, 2, 2, 0], [3, 1, 0, 0]])
+    hs = fixedpoint.states(m, tokens, 5)[-1]
+    e = m.embed_tokens(tokens).detach()
+    alone = [fixedpoint.spectral_radius(fixedpoint.step_map(m, e[b:b + 1]), hs[b:b + 1], 40, seed=7 + b)
+             for b in range(3)]
+    together = fixedpoint.spectral_radii(fixedpoint.step_map(m, e), hs, 40, seeds=[7, 8, 9])
+    assert together == pytest.approx(alone, rel=1e-5)
+    dead = lambda h: h * torch.tensor([1.0, 0.0, 2.0]).view(3, 1, 1)     # input 1's map is the zero map
+    assert fixedpoint.spectral_radii(dead, hs, 10).tolist() == pytest.approx([1.0, 0.0, 2.0])
+    with pytest.raises(ValueError, match="seeds: one per input"):
+        fixedpoint.spectral_radii(dead, hs, 10, seeds=[1])
+
+
 def test_reachability_on_constructed_trajectories():
     T, B = 12, 2
     hs = torch.ones(T, B, 3, 2)

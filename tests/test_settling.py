@@ -156,3 +156,19 @@ def test_jacobian_alignment_from_a_loop_equals_the_tail_of_the_full_reading():
     full = tail.jacobian_alignment(model, tokens, 10)
     assert len(full) == 9
     assert torch.allclose(torch.tensor(tail.jacobian_alignment(model, tokens, 10, from_loop=4)), torch.tensor(full[3:]))
+
+
+def test_stacked_jacobian_products_equal_one_pass_per_pair():
+    # the instruments stack (state, probe) pairs along the batch; a pass per pair is the reference
+    from lib.model import LoopedTransformer
+    torch.manual_seed(0)
+    model = LoopedTransformer(RunConfig(task="S4", n_layers=2, d_model=32, n_heads=4, T_train=4,
+                                        outer_norm=True).model_config()).eval()
+    g = torch.Generator().manual_seed(2)
+    tokens = torch.randint(0, 24, (3, 7), generator=g)
+    e = model.embed_tokens(tokens).detach()
+    hs, us = torch.randn(5, 3, 7, 32, generator=g), torch.randn(5, 3, 7, 32, generator=g)
+    f = lambda h: model.step(h, e)                                       # noqa: E731
+    one_by_one = torch.stack([tail.jvp(f, (h,), (u,))[1] for h, u in zip(hs, us)])
+    for max_rows in (3, 6, 4096):                                        # a pair per pass, two, all at once
+        assert torch.allclose(tail.jacobian_products(model, e, hs, us, max_rows=max_rows), one_by_one, atol=1e-5)

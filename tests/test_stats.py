@@ -36,3 +36,29 @@ def test_bad_input():
         stats.spearman([1, 2], [1, 2])
     with pytest.raises(ValueError, match="positive"):
         stats.auroc([1, 2, 3], [1, 1, 1])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vectorised_intervals_equal_one_scipy_call_per_resample(seed):
+    # the reference: scipy's own spearmanr / mannwhitneyu on every resample (constant or one-class
+    # resamples scored 0 and 0.5), which the library replaced for speed
+    from scipy import stats as st
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.normal(size=7), 1)              # small and rounded: ties and constant resamples occur
+    y = np.round(x + rng.normal(size=7), 0)
+    pos = np.array([1, 0, 0, 1, 0, 1, 0], bool)
+
+    def rho(a, b):
+        return 0.0 if np.ptp(a) == 0 or np.ptp(b) == 0 else st.spearmanr(a, b).statistic
+
+    def auc(a, p):
+        p = p.astype(bool)
+        return 0.5 if p.all() or (~p).all() else st.mannwhitneyu(a[p], a[~p]).statistic / (p.sum() * (~p).sum())
+
+    def reference(f, data):
+        res = st.bootstrap(data, f, paired=True, vectorized=False, n_resamples=400, method="percentile",
+                           random_state=np.random.default_rng(seed))
+        return res.confidence_interval
+    r, a = stats.spearman(x, y, seed=seed, n_resamples=400), stats.auroc(x, pos, seed=seed, n_resamples=400)
+    assert (r.low, r.high) == pytest.approx(tuple(reference(rho, (x, y))), abs=1e-12)
+    assert (a.low, a.high) == pytest.approx(tuple(reference(auc, (x, pos.astype(float)))), abs=1e-12)

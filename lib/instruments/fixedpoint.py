@@ -20,7 +20,6 @@ beyond the training length (`comparison_length`); its sudoku contest reads board
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,22 +120,38 @@ def input_dependence(model, tokens: torch.Tensor, T: int, vocab: int, tol_distin
     return InputDependence(mean_d, near_d, len(kept), len(tokens))
 
 
-def spectral_radius(f, h: torch.Tensor, iters: int = 60, seed: int = 0) -> float:
-    """rho(J) of J = df/dh at h by Gelfand's formula on Jacobian-vector products: with u_0 random,
-    u_{k+1} = J u_k / ||J u_k||, rho ~ exp(mean of log ||J u_k|| over the second half of the iterations)."""
-    g = torch.Generator().manual_seed(seed)
-    u = torch.randn(h.shape, generator=g, dtype=h.dtype)
-    u = u / u.norm()
-    logs = []
-    for _ in range(iters):
+def spectral_radii(f, h: torch.Tensor, iters: int = 60, seeds=None) -> np.ndarray:
+    """(B,) rho(J_b) of J_b = d f(h)_b / d h_b for each input b of h (B, ...), for an f that maps every
+    input on its own (inputs never mix), by Gelfand's formula on Jacobian-vector products, all inputs
+    in one pass per iteration: u_0 random (input b's drawn from seed seeds[b], default b),
+    u_{k+1} = J u_k / ||J u_k||, rho ~ exp(mean of log ||J u_k|| over the second half of the
+    iterations). An input whose ||J u_k|| is 0 or not finite reads that value."""
+    seeds = range(len(h)) if seeds is None else list(seeds)
+    if len(seeds) != len(h):
+        raise ValueError(f"seeds: one per input, {len(h)}, got {len(seeds)}")
+    u = torch.cat([torch.randn((1, *h.shape[1:]), generator=torch.Generator().manual_seed(s), dtype=h.dtype)
+                   for s in seeds])
+    per_input = (-1,) + (1,) * (h.dim() - 1)
+    u = u / u.flatten(1).norm(dim=1).view(per_input)
+    logs = torch.zeros(iters, len(h), dtype=torch.float64)
+    stopped: dict[int, float] = {}
+    for k in range(iters):
         ju = jvp(f, (h,), (u,))[1].detach()
-        norm = ju.norm()
-        if not torch.isfinite(norm) or norm == 0:
-            return float(norm)
-        logs.append(math.log(float(norm)))
-        u = ju / norm
-    tail = logs[len(logs) // 2:]
-    return float(math.exp(sum(tail) / len(tail)))
+        norm = ju.flatten(1).norm(dim=1)
+        ok = torch.isfinite(norm) & (norm > 0)
+        for b in torch.nonzero(~ok).flatten().tolist():
+            stopped.setdefault(b, float(norm[b]))
+        logs[k] = torch.where(ok, norm, 1.0).double().log()
+        u = torch.where(ok.view(per_input), ju / torch.where(ok, norm, 1.0).view(per_input), u)
+    rho = logs[iters // 2:].mean(0).exp().numpy()
+    for b, value in stopped.items():
+        rho[b] = value
+    return rho
+
+
+def spectral_radius(f, h: torch.Tensor, iters: int = 60, seed: int = 0) -> float:
+    """rho(J) of J = df/dh at h, all of h one vector (`spectral_radii` for a batch of one)."""
+    return float(spectral_radii(lambda x: f(x.reshape(h.shape)).reshape(1, -1), h.reshape(1, -1), iters, [seed])[0])
 
 
 def step_map(model, e: torch.Tensor):
@@ -151,8 +166,7 @@ def jacobian_spectral_radius(model, tokens: torch.Tensor, T: int, iters: int = 6
     hs = states(model, tokens, T)[-1]
     with torch.no_grad():
         e = model.embed_tokens(tokens)
-    return np.array([spectral_radius(step_map(model, e[b:b + 1]), hs[b:b + 1], iters, seed + b)
-                     for b in range(len(tokens))])
+    return spectral_radii(step_map(model, e), hs, iters, [seed + b for b in range(len(tokens))])
 
 
 def gradient_norms(model, tokens: torch.Tensor, labels: torch.Tensor, Ts) -> dict:
