@@ -172,3 +172,17 @@ def test_stacked_jacobian_products_equal_one_pass_per_pair():
     one_by_one = torch.stack([tail.jvp(f, (h,), (u,))[1] for h, u in zip(hs, us)])
     for max_rows in (3, 6, 4096):                                        # a pair per pass, two, all at once
         assert torch.allclose(tail.jacobian_products(model, e, hs, us, max_rows=max_rows), one_by_one, atol=1e-5)
+
+
+def test_tail_readings_from_given_states_equal_the_readings_that_run_the_loop():
+    from lib.model import LoopedTransformer
+    torch.manual_seed(1)
+    model = LoopedTransformer(RunConfig(task="S4", n_layers=1, d_model=16, n_heads=2, T_train=4,
+                                       outer_norm=True).model_config()).eval()
+    tokens = torch.randint(0, 24, (40, 6), generator=torch.Generator().manual_seed(3))
+    solved = torch.arange(40) % 3 > 0
+    hs = fixedpoint.states(model, tokens, 12)                            # longer than T: the first T are read
+    assert tail.metrics_row(model, tokens, 4, solved, 2, 12, states=hs) == \
+        pytest.approx(tail.metrics_row(model, tokens, 4, solved, 2, 12), nan_ok=True)
+    with pytest.raises(ValueError, match="states: expected at least 4 loops' states of the 40 tokens"):
+        tail.metrics_row(model, tokens, 4, solved, states=hs[:, :10])

@@ -23,6 +23,7 @@ answer past the budget and reach no fixed point).
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from .. import stats
 from ..config import run_id
@@ -42,14 +43,14 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
     c = run.config
     task = c.task_obj()
     tokens, labels = probe_set(task, "tail", c.seed, c.n_train, eval_count)
-    solved = head.loop_predictions(run.model, tokens, c.T_train)[-1] == labels[:, 1:]
-    solved = solved.all(1)
+    hs = states(run.model, tokens, max(conv_factor, 1) * c.T_train)   # run once: every reading below shares it
+    with torch.no_grad():
+        solved = (run.model.decode(hs[c.T_train - 1]).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
     n_ood = ood_factor * c.n_train
     ood = head.accuracy_by_loops(run.model, task, n_ood, scan_loops(c, n_ood, long_factor), count=eval_count,
                                  seed=probe_seed("contest_target", 0))
-    hs = states(run.model, tokens, conv_factor * c.T_train)       # run once, read by both
     conv = convergence_all(hs[:, :conv_inputs])
-    at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train)
+    at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train, states=hs)
     after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor, states=hs)
     return dict(run=run_id(c), model=f"{recipe} {c.contract} seed {c.seed}", recipe=recipe, demand=c.demand, seed=c.seed,
                 in_acc=float(solved.float().mean()), ood_acc=float(ood.seq_acc.max()),

@@ -61,14 +61,29 @@ def jacobian_products(model, e: torch.Tensor, hs: torch.Tensor, us: torch.Tensor
     return torch.cat(out)
 
 
+def given_states(states: torch.Tensor | None, tokens: torch.Tensor, T: int) -> torch.Tensor | None:
+    """The first T loops of `states` (the model's states h^1.. on `tokens`, from the usual start and
+    with the same streaming setting, when a caller has them already), checked; None passes through.
+    A loop is deterministic, so the first T of a longer run are the T-loop run itself."""
+    if states is not None and (states.dim() < 2 or len(states) < T or states.shape[1] != len(tokens)):
+        raise ValueError(f"states: expected at least {T} loops' states of the {len(tokens)} tokens, "
+                         f"got shape {tuple(states.shape)}")
+    return None if states is None else states[:T].detach()
+
+
 @torch.no_grad()
 def skip_k_preservation(model, tokens: torch.Tensor, T: int, k: int = 1, streaming: bool = False,
-                        only: torch.Tensor | None = None) -> float:
+                        only: torch.Tensor | None = None, states: torch.Tensor | None = None) -> float:
     """Fraction of inputs (optionally only those in the bool mask `only`) whose decoded outputs
-    after T - k loops equal those after T loops, at every position."""
+    after T - k loops equal those after T loops, at every position (`states`: see `given_states`)."""
     if not 1 <= k < T:
         raise ValueError(f"k: must satisfy 1 <= k < T={T}, got {k}")
-    preds = model(tokens, T, all_loops=True, streaming=streaming).argmax(-1)[:, :, 1:]
+    states = given_states(states, tokens, T)
+    if states is None:
+        preds = model(tokens, T, all_loops=True, streaming=streaming).argmax(-1)[:, :, 1:]
+    else:
+        preds = dict(                                                   # only the two loops compared are decoded
+            zip((T - 1 - k, T - 1), model.decode(states[[T - 1 - k, T - 1]]).argmax(-1)[:, :, 1:]))
     same = (preds[T - 1 - k] == preds[T - 1]).all(-1)
     if only is not None:
         same = same[only]
@@ -82,10 +97,12 @@ def _step_fn(model, e):
 
 
 def jacobian_alignment(model, tokens: torch.Tensor, T: int, probes: int = 4, seed: int = 0,
-                       from_loop: int = 1) -> np.ndarray:
+                       from_loop: int = 1, states: torch.Tensor | None = None) -> np.ndarray:
     """(T - from_loop,) mean cosine between J_t u and J_{t+1} u over probes u, for t = from_loop..T-1
-    (J_t at h^t); the loops before from_loop are not differentiated at all."""
-    states = _states(model, tokens, T)                          # h^1..h^T
+    (J_t at h^t); the loops before from_loop are not differentiated at all (`states`: `given_states`)."""
+    states = given_states(states, tokens, T)
+    if states is None:
+        states = _states(model, tokens, T)                      # h^1..h^T
     e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
     us = torch.stack([torch.randn(states[0].shape, generator=g) for _ in range(probes)])
@@ -111,22 +128,28 @@ def linear_cka(X: torch.Tensor, Y: torch.Tensor) -> float:
     return float(hsic / ((X.T @ X).norm() * (Y.T @ Y).norm()))
 
 
-def cross_step_similarity(model, tokens: torch.Tensor, T: int, streaming: bool = False) -> dict:
-    """cosine and CKA between h^t and h^{t+1}, for t = 1..T-1: arrays of length T - 1."""
-    s = _states(model, tokens, T, streaming)[:, :, 1:]           # drop BOS
+def cross_step_similarity(model, tokens: torch.Tensor, T: int, streaming: bool = False,
+                          states: torch.Tensor | None = None) -> dict:
+    """cosine and CKA between h^t and h^{t+1}, for t = 1..T-1: arrays of length T - 1 (`states`:
+    see `given_states`)."""
+    states = given_states(states, tokens, T)
+    s = (_states(model, tokens, T, streaming) if states is None else states)[:, :, 1:]    # drop BOS
     cos = torch.nn.functional.cosine_similarity(s[:-1], s[1:], dim=-1).mean((1, 2))
     flat = s.reshape(T, -1, s.shape[-1])
     cka = [linear_cka(flat[t], flat[t + 1]) for t in range(T - 1)]
     return {"cosine": cos.numpy(), "cka": np.array(cka)}
 
 
-def asymptotic_alignment(model, tokens: torch.Tensor, T_long: int, seed: int = 0) -> float:
-    """Anil et al.'s AA score: cos(h^T from h^0 = e, h^T from a random h^0), averaged."""
+def asymptotic_alignment(model, tokens: torch.Tensor, T_long: int, seed: int = 0,
+                         states: torch.Tensor | None = None) -> float:
+    """Anil et al.'s AA score: cos(h^T from h^0 = e, h^T from a random h^0), averaged (`states`: the
+    run from e, see `given_states`)."""
     e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
     r = torch.randn(e.shape, generator=g)
     r = r / r.norm(dim=-1, keepdim=True) * e.norm(dim=-1, keepdim=True)
-    a = _states(model, tokens, T_long)[-1]
+    states = given_states(states, tokens, T_long)
+    a = (_states(model, tokens, T_long) if states is None else states)[-1]
     b = _states(model, tokens, T_long, h0=r)[-1]
     return float(torch.nn.functional.cosine_similarity(a[:, 1:], b[:, 1:], dim=-1).mean())
 
@@ -206,21 +229,30 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
 
 
 def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probes: int = 4,
-                T_long: int | None = None, streaming: bool = False, from_loop: int = 1) -> dict:
+                T_long: int | None = None, streaming: bool = False, from_loop: int = 1,
+                states: torch.Tensor | None = None) -> dict:
     """Every tail metric of one model read at loop T on `tokens` (skip-one on the `solved` inputs
     only): skip1, jac_align (mean over 32 inputs and over the loop pairs (t, t+1) with t >= from_loop:
     from a fixed point tau* on, the tail the paper speaks of), cosine and cka between the last two
     loops, and the asymptotic alignment after T_long loops (default 4 T). Loop-comparing metrics are
-    nan at T = 1."""
+    nan at T = 1. `states`: the model's states on `tokens` over at least T loops (see `given_states`),
+    so the readings share one run instead of each running the loop again; the asymptotic alignment
+    reads them too when they reach T_long."""
     nan = float("nan")
+    T_long = T_long or 4 * T
     looped = T > 1                       # tail metrics compare loops: undefined for one loop
-    sim = cross_step_similarity(model, tokens, T, streaming=streaming) if looped else None
+    given_states(states, tokens, T)      # checked once, before any reading
+    at_T = None if states is None else states[:T]
+    long = None if states is None or len(states) < T_long else states[:T_long, :64]
+    sim = cross_step_similarity(model, tokens, T, streaming=streaming, states=at_T) if looped else None
     return dict(
-        skip1=skip_k_preservation(model, tokens, T, 1, streaming=streaming, only=solved) if looped else nan,
-        jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes, from_loop=from_loop)))
+        skip1=skip_k_preservation(model, tokens, T, 1, streaming=streaming, only=solved, states=at_T)
+        if looped else nan,
+        jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes, from_loop=from_loop,
+                                                   states=None if at_T is None else at_T[:, :32])))
         if looped else nan,
         cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
-        aa=asymptotic_alignment(model, tokens[:64], T_long or 4 * T))
+        aa=asymptotic_alignment(model, tokens[:64], T_long, states=long))
 
 
 def metrics_after_fixed_point(model, tokens: torch.Tensor, T_train: int, solved: torch.Tensor, probes: int = 4,
@@ -242,4 +274,5 @@ def metrics_after_fixed_point(model, tokens: torch.Tensor, T_train: int, solved:
                     **{m: float("nan") for m in ("skip1", "jac_align", "cosine", "cka", "aa")})
     keep = torch.from_numpy(fixed)
     return dict(tau_star=tau_star, fixed_fraction=float(fixed.mean()),
-                **metrics_row(model, tokens[keep], T_end, solved[keep], probes, T_end, from_loop=tau_star))
+                **metrics_row(model, tokens[keep], T_end, solved[keep], probes, T_end, from_loop=tau_star,
+                              states=states[:, keep]))
