@@ -60,8 +60,12 @@ def report(clone: Path, log: Path, cached: bool = False) -> dict:
     if cached:       # runs the suite trained: stored runs the clone did not have from git
         new = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "outputs/runs"], cwd=clone,
                              capture_output=True, text=True, check=True).stdout.split()
+        side = re.findall(r"\[run_all\] \d+ notebooks, (\d+) at a time", text)
         return {"command": "make all (fresh clone, committed runs)", "rc": rc, "wall_s": wall,
-                "threads": os.environ.get("OMP_NUM_THREADS", "all"), "notebooks_s": notebooks,
+                # what run_clone gave make, and lib.run_all's notebooks at a time (its default here
+                # when the log predates the line that says it)
+                "threads": os.environ.get("OMP_NUM_THREADS", "1"),
+                "jobs": int(side[-1]) if side else min(2, os.cpu_count() or 1), "notebooks_s": notebooks,
                 "runs_trained": sum(1 for x in new if x.endswith("/DONE")), "date": time.strftime("%Y-%m-%d %H:%M")}
     runs = []
     for done in sorted((clone / "outputs" / "runs").glob("*/*/DONE")):

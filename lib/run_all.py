@@ -99,6 +99,8 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
     # a thread count set by the caller is kept; else each of `jobs` kernels gets its share of the cores
     threads = None if "OMP_NUM_THREADS" in os.environ or jobs == 1 else max(1, (os.cpu_count() or 1) // jobs)
     show = lambda p: p.relative_to(PROJECT_ROOT) if p.is_relative_to(PROJECT_ROOT) else p   # noqa: E731
+    print(f"[run_all] {len(todo)} notebooks, {jobs} at a time, "
+          f"{threads or os.environ.get('OMP_NUM_THREADS', 'all')} thread(s) per kernel", flush=True)
     failed = []
     if jobs == 1:
         for nb, target in todo:
