@@ -37,10 +37,13 @@ def run_clone(workdir: Path, log: Path, cached: bool = False) -> None:
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     if not cached:
         subprocess.run(["rm", "-rf", str(clone / "outputs" / "runs")], check=True)
+    threads = os.environ.get("OMP_NUM_THREADS", "1")
     t = time.time()
     with open(log, "w") as f:
+        f.write(f"[e2e] OMP_NUM_THREADS={threads}\n")
+        f.flush()
         rc = subprocess.run(["make", "all"], cwd=clone, stdout=f, stderr=subprocess.STDOUT,
-                            env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}).returncode
+                            env={**os.environ, "OMP_NUM_THREADS": threads}).returncode
     with open(log, "a") as f:
         f.write(f"rc={rc} wall={time.time() - t:.0f}\n")
 
@@ -61,11 +64,15 @@ def report(clone: Path, log: Path, cached: bool = False) -> dict:
         new = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "outputs/runs"], cwd=clone,
                              capture_output=True, text=True, check=True).stdout.split()
         side = re.findall(r"\[run_all\] \d+ notebooks, (\d+) at a time", text)
+        threads = re.findall(r"\[e2e\] OMP_NUM_THREADS=(\S+)", text)
+        # tracked files the suite rewrote with other contents: measured numbers that moved (none expected)
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "outputs", "paper"], cwd=clone,
+                                 capture_output=True, text=True, check=True).stdout.split("\n")
         return {"command": "make all (fresh clone, committed runs)", "rc": rc, "wall_s": wall,
-                # what run_clone gave make, and lib.run_all's notebooks at a time (its default here
-                # when the log predates the line that says it)
-                "threads": os.environ.get("OMP_NUM_THREADS", "1"),
-                "jobs": int(side[-1]) if side else min(2, os.cpu_count() or 1), "notebooks_s": notebooks,
+                # what run_clone gave make and lib.run_all's notebooks at a time, as the log says (None
+                # where a log predates the lines that say it)
+                "threads": threads[0] if threads else None, "jobs": int(side[-1]) if side else None,
+                "tracked_outputs_changed": [x[3:] for x in changed if x.strip()], "notebooks_s": notebooks,
                 "runs_trained": sum(1 for x in new if x.endswith("/DONE")), "date": time.strftime("%Y-%m-%d %H:%M")}
     runs = []
     for done in sorted((clone / "outputs" / "runs").glob("*/*/DONE")):

@@ -311,13 +311,16 @@ def write_readme() -> None:
             continue
         if f.stem == "e2e-cached":        # written by bench/e2e_empty_cache.py --cached
             lines += [f"## The suite from cached runs ({r['date']})", "",
-                      f"`{r['command']}`, OMP_NUM_THREADS={r['threads']}"
+                      f"`{r['command']}`, OMP_NUM_THREADS={r['threads'] or 'not recorded'}"
                       + (f", {r['jobs']} notebooks at a time" if r.get("jobs") else "")
                       + f": exit code {r['rc']}, **{r['wall_s']:.0f} s** wall "
                       f"({r['wall_s'] / 60:.1f} min; target <= 600 s: {'met' if r['wall_s'] <= 600 else 'NOT met'}) "
                       f"including the virtualenv set-up; runs trained: {r['runs_trained']}; per notebook (s, in the "
                       f"order they finished): " + ", ".join(f"{k} {v:.0f}" for k, v in r["notebooks_s"].items())
-                      + f"; their sum {sum(r['notebooks_s'].values()):.0f} s. {r.get('note', '')}", ""]
+                      + f"; their sum {sum(r['notebooks_s'].values()):.0f} s"
+                      + ("" if "tracked_outputs_changed" not in r else
+                         f"; committed outputs the run changed: {', '.join(r['tracked_outputs_changed']) or 'none'}")
+                      + f". {r.get('note', '')}", ""]
             continue
         if "device" in r:                 # written by bench/gpu_check.py
             lines += gpu_section(f.stem, r)

@@ -61,8 +61,8 @@ def _execute(nb: str, target: str, profile: str, threads: int | None) -> tuple[f
         pm.execute_notebook(nb, target, parameters={"PROFILE": profile} if profile != "quick" else {},
                             cwd=str(NOTEBOOKS), progress_bar=False, kernel_name="python3")
     except Exception as err:                      # noqa: BLE001 - reported by the caller, with the notebook
-        first = (str(err).strip().splitlines() or [""])[-1]
-        return time.time() - t0, f"{type(err).__name__}: {first[:300]}"
+        last_line = (str(err).strip().splitlines() or [""])[-1]
+        return time.time() - t0, f"{type(err).__name__}: {last_line[:300]}"
     return time.time() - t0, None
 
 
@@ -113,7 +113,11 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
                 print(f"[run_all] {nb.name} -> {show(target)}", flush=True)
                 running[pool.submit(_execute, str(nb), str(target), profile, threads)] = (nb, target)
             for done in concurrent.futures.as_completed(running):
-                report(*running[done], *done.result(), failed)
+                try:
+                    outcome = done.result()
+                except Exception as err:          # noqa: BLE001 - the worker itself died (killed, out of memory)
+                    outcome = (float("nan"), f"worker process failed: {type(err).__name__}: {err}")
+                report(*running[done], *outcome, failed)
     if failed:                                    # every notebook ran; the ledger is not refreshed over a failure
         raise RuntimeError(f"{len(failed)} notebook(s) failed: " + "; ".join(failed))
     path = claims.write_report()

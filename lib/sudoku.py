@@ -25,6 +25,7 @@ candidates (most-constrained first), which solves these puzzles with little or n
 from __future__ import annotations
 
 import random
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -275,8 +276,11 @@ def pool(givens: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor
             pairs = read_pool(path, givens, count)
         else:
             pairs = make_puzzles(count, givens, seed)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, "".join(f"{to_string(p)},{to_string(q)}\n" for p, q in pairs))
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(path, "".join(f"{to_string(p)},{to_string(q)}\n" for p, q in pairs))
+            except OSError as err:         # a read-only outputs/: the pool is still drawn, only not kept
+                warnings.warn(f"sudoku pool not kept at {path}: {err}", stacklevel=2)
         _POOLS[key] = to_tensors(pairs)
     return _POOLS[key]
 

@@ -45,11 +45,17 @@ def test_bad_jobs_is_refused_before_any_notebook_runs(two_notebooks, jobs):
     assert not out.exists()
 
 
-def test_side_by_side_starts_the_longest_notebook_first(tmp_path):
-    fast, slow, never = tmp_path / "01.ipynb", tmp_path / "02.ipynb", tmp_path / "03.ipynb"
-    for path, seconds in ((fast, 3.0), (slow, 90.0)):
-        nb = nbformat.v4.new_notebook()
+def test_side_by_side_starts_the_longest_notebook_first(two_notebooks, monkeypatch, capsys):
+    for name, seconds in (("01_ok.ipynb", 3.0), ("02_bad.ipynb", 90.0)):   # papermill's record of the last run
+        path = run_all.section_notebooks()[0].parent / name
+        nb = nbformat.read(path, as_version=4)
         nb.metadata["papermill"] = {"duration": seconds}
         nbformat.write(nb, path)
+    monkeypatch.setattr(run_all.os, "cpu_count", lambda: 2)
+    with pytest.raises(RuntimeError):
+        run_all.run("quick", jobs=2)
+    started = [line.split()[1] for line in capsys.readouterr().out.splitlines() if " -> " in line]
+    assert started == ["02_bad.ipynb", "01_ok.ipynb"]
+    never = run_all.section_notebooks()[0].parent / "never_run.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), never)
-    assert sorted([fast, never, slow], key=lambda p: -run_all.last_duration(p)) == [slow, fast, never]
+    assert run_all.last_duration(never) == 0.0                          # never executed: started last

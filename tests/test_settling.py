@@ -167,11 +167,22 @@ def test_stacked_jacobian_products_equal_one_pass_per_pair():
     g = torch.Generator().manual_seed(2)
     tokens = torch.randint(0, 24, (3, 7), generator=g)
     e = model.embed_tokens(tokens).detach()
-    hs, us = torch.randn(5, 3, 7, 32, generator=g), torch.randn(5, 3, 7, 32, generator=g)
+    hs, us = torch.randn(5, 3, 7, 32, generator=g), torch.randn(2, 3, 7, 32, generator=g)   # 5 loops, 2 probes
     f = lambda h: model.step(h, e)                                       # noqa: E731
-    one_by_one = torch.stack([tail.jvp(f, (h,), (u,))[1] for h, u in zip(hs, us)])
-    for max_rows in (3, 6, 4096):                                        # a pair per pass, two, all at once
-        assert torch.allclose(tail.jacobian_products(model, e, hs, us, max_rows=max_rows), one_by_one, atol=1e-5)
+    one_by_one = torch.stack([torch.stack([tail.jvp(f, (h,), (u,))[1] for u in us]) for h in hs])
+    for max_elements in (1, 2 * 3 * 7 * 32 * 2, 2 ** 23):               # a loop per pass, two, all at once
+        chunks = list(tail.jacobian_products(model, e, hs, us, max_elements=max_elements))
+        assert torch.allclose(torch.cat(chunks), one_by_one, atol=1e-5)
+    assert [len(c) for c in chunks] == [5] and len(list(tail.jacobian_products(model, e, hs, us, 1))) == 5
+
+
+def test_jacobian_alignment_without_a_loop_pair_is_empty_and_a_bad_from_loop_is_named():
+    model = SerialPropagator(5, 1)
+    tokens = torch.cat([torch.full((2, 1), 5), torch.randint(0, 5, (2, 4), generator=torch.Generator().manual_seed(0))], 1)
+    assert len(tail.jacobian_alignment(model, tokens, 6, from_loop=6)) == 0
+    assert len(tail.jacobian_alignment(model, tokens, 6, from_loop=9)) == 0
+    with pytest.raises(ValueError, match="from_loop: .* >= 1"):
+        tail.jacobian_alignment(model, tokens, 6, from_loop=0)
 
 
 def test_tail_readings_from_given_states_equal_the_readings_that_run_the_loop():
@@ -184,5 +195,13 @@ def test_tail_readings_from_given_states_equal_the_readings_that_run_the_loop():
     hs = fixedpoint.states(model, tokens, 12)                            # longer than T: the first T are read
     assert tail.metrics_row(model, tokens, 4, solved, 2, 12, states=hs) == \
         pytest.approx(tail.metrics_row(model, tokens, 4, solved, 2, 12), nan_ok=True)
-    with pytest.raises(ValueError, match="states: expected at least 4 loops' states of the 40 tokens"):
+    with pytest.raises(ValueError, match=r"states: expected at least 4 loops. states \(T, B, N, d\) of the \(40, 6\) tokens"):
         tail.metrics_row(model, tokens, 4, solved, states=hs[:, :10])
+
+
+def test_tail_readings_refuse_given_states_with_streaming():
+    model = SerialPropagator(5, 1)
+    tokens = torch.cat([torch.full((2, 1), 5), torch.randint(0, 5, (2, 4), generator=torch.Generator().manual_seed(0))], 1)
+    hs = model(tokens, 6, return_states=True)[1]
+    with pytest.raises(ValueError, match="states: not with streaming=True"):
+        tail.metrics_row(model, tokens, 6, torch.ones(2, dtype=torch.bool), streaming=True, states=hs)

@@ -43,12 +43,13 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
     c = run.config
     task = c.task_obj()
     tokens, labels = probe_set(task, "tail", c.seed, c.n_train, eval_count)
-    hs = states(run.model, tokens, max(conv_factor, 1) * c.T_train)   # run once: every reading below shares it
-    with torch.no_grad():
-        solved = (run.model.decode(hs[c.T_train - 1]).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
     n_ood = ood_factor * c.n_train
     ood = head.accuracy_by_loops(run.model, task, n_ood, scan_loops(c, n_ood, long_factor), count=eval_count,
                                  seed=probe_seed("contest_target", 0))
+    # after the OOD scan, not beside it (peak memory): the loop run once, every reading below shares it
+    hs = states(run.model, tokens, conv_factor * c.T_train)
+    with torch.no_grad():
+        solved = (run.model.decode(hs[c.T_train - 1]).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
     conv = convergence_all(hs[:, :conv_inputs])
     at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train, states=hs)
     after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor, states=hs)

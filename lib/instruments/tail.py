@@ -24,6 +24,7 @@ Definitions used here (the paper leaves the exact forms open):
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -44,30 +45,32 @@ def jvp(f, primals, tangents):
         return _jvp(f, primals, tangents)
 
 
-def jacobian_products(model, e: torch.Tensor, hs: torch.Tensor, us: torch.Tensor, max_rows: int = 4096) -> torch.Tensor:
-    """(K, B, N, d): J(h_k) u_k for each of K pairs (h_k, u_k), hs and us (K, B, N, d), J = dG/dh of the
-    tied step map G(h) = F(h, e). Each input's state is its own map (inputs never mix), so the K pairs
-    are stacked along the batch and differentiated in one forward-mode pass per `max_rows` inputs, not
-    one pass per pair: the same products, with far fewer passes through torch's decompositions."""
-    K, B = hs.shape[:2]
-    per = max(1, max_rows // B)
-    out = []
-    for k in range(0, K, per):
-        h, u = hs[k:k + per], us[k:k + per]
-        n = len(h)
-        ee = e.unsqueeze(0).expand(n, *e.shape).reshape(n * B, *e.shape[1:])
-        ju = jvp(_step_fn(model, ee), (h.reshape(n * B, *h.shape[2:]),), (u.reshape(n * B, *u.shape[2:]),))[1]
-        out.append(ju.detach().reshape(h.shape))
-    return torch.cat(out)
+def jacobian_products(model, e: torch.Tensor, hs: torch.Tensor, us: torch.Tensor, max_elements: int = 2 ** 23):
+    """J(h_t) u_p for every loop state h_t of hs (L, B, N, d) and every probe u_p of us (P, B, N, d),
+    J = dG/dh of the tied step map G(h) = F(h, e): yields (l, P, B, N, d) chunks, loops in order.
+    Each input's state is its own map (inputs never mix), so a chunk's (loop, probe) pairs are stacked
+    along the batch and differentiated in one forward-mode pass, not one pass per pair (the same
+    products, far fewer passes through torch's decompositions); a chunk holds at most `max_elements`
+    state entries (at least one loop), so memory stays bounded at any size."""
+    L, P = len(hs), len(us)
+    per_chunk = max(1, max_elements // max(1, P * hs[0].numel()))           # loops per forward-mode pass
+    for a in range(0, L, per_chunk):
+        h = hs[a:a + per_chunk]
+        rows = len(h) * P
+        stacked = lambda x: x.reshape(rows * x.shape[-3], *x.shape[-2:])   # noqa: E731  (l, P, B, ...) -> rows
+        ju = jvp(_step_fn(model, stacked(e.expand(len(h), P, *e.shape))),
+                 (stacked(h.unsqueeze(1).expand(len(h), P, *h.shape[1:])),),
+                 (stacked(us.expand(len(h), *us.shape)),))[1]
+        yield ju.detach().reshape(len(h), P, *hs.shape[1:])
 
 
 def given_states(states: torch.Tensor | None, tokens: torch.Tensor, T: int) -> torch.Tensor | None:
     """The first T loops of `states` (the model's states h^1.. on `tokens`, from the usual start and
     with the same streaming setting, when a caller has them already), checked; None passes through.
     A loop is deterministic, so the first T of a longer run are the T-loop run itself."""
-    if states is not None and (states.dim() < 2 or len(states) < T or states.shape[1] != len(tokens)):
-        raise ValueError(f"states: expected at least {T} loops' states of the {len(tokens)} tokens, "
-                         f"got shape {tuple(states.shape)}")
+    if states is not None and (states.dim() != 4 or len(states) < T or states.shape[1:3] != tokens.shape):
+        raise ValueError(f"states: expected at least {T} loops' states (T, B, N, d) of the {tuple(tokens.shape)} "
+                         f"tokens, got shape {tuple(states.shape)}")
     return None if states is None else states[:T].detach()
 
 
@@ -100,19 +103,24 @@ def jacobian_alignment(model, tokens: torch.Tensor, T: int, probes: int = 4, see
                        from_loop: int = 1, states: torch.Tensor | None = None) -> np.ndarray:
     """(T - from_loop,) mean cosine between J_t u and J_{t+1} u over probes u, for t = from_loop..T-1
     (J_t at h^t); the loops before from_loop are not differentiated at all (`states`: `given_states`)."""
+    if isinstance(from_loop, bool) or not isinstance(from_loop, numbers.Integral) or from_loop < 1:
+        raise ValueError(f"from_loop: the first loop read, an integer >= 1, got {from_loop!r}")
     states = given_states(states, tokens, T)
+    if from_loop >= T:                                          # no loop pair (t, t+1) to compare
+        return np.array([])
     if states is None:
         states = _states(model, tokens, T)                      # h^1..h^T
     e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
     us = torch.stack([torch.randn(states[0].shape, generator=g) for _ in range(probes)])
     us = us / us.flatten(2).norm(dim=2)[:, :, None, None]                     # (probes, B, N, d), unit per input
-    hs = states[from_loop - 1:T]                                              # (L, B, N, d)
-    L = len(hs)
-    ju = jacobian_products(model, e, hs.repeat_interleave(probes, 0), us.repeat(L, 1, 1, 1))
-    ju = ju.reshape(L, probes, *ju.shape[1:]).flatten(3)                      # (L, probes, B, N*d)
-    cos = torch.nn.functional.cosine_similarity(ju[:-1], ju[1:], dim=3)       # (L-1, probes, B)
-    return cos.mean(2).mean(1).double().numpy()
+    out, last = [], None
+    for ju in jacobian_products(model, e, states[from_loop - 1:T], us):
+        ju = ju.flatten(3)                                                    # (loops, probes, B, N*d)
+        both = ju if last is None else torch.cat([last, ju])                  # the pair across chunks too
+        out.append(torch.nn.functional.cosine_similarity(both[:-1], both[1:], dim=3).mean(2).mean(1))
+        last = ju[-1:]
+    return torch.cat(out).double().numpy()
 
 
 @torch.no_grad()
@@ -212,12 +220,13 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
     e = model.embed_tokens(tokens).detach()
     g = torch.Generator().manual_seed(seed)
     us = torch.stack([torch.randn(states[0].shape, generator=g) for _ in range(probes)])
-    hs = states[tau_star - 1:T]                                   # the reference loop tau*-1, then tau*..T-1
-    L = len(hs)
-    ju = jacobian_products(model, e, hs.repeat(probes, 1, 1, 1), us.repeat_interleave(L, 0))
-    ju = ju.reshape(probes, L, -1)                                # (probes, loops, B*N*d)
-    ref = ju[:, :1]
-    jac_change = float(((ju[:, 1:] - ref).norm(dim=2) / ref.norm(dim=2)).max()) if L > 1 else 0.0
+    jac_change, ref = 0.0, None
+    for ju in jacobian_products(model, e, states[tau_star - 1:T], us):  # the reference loop tau*-1, then tau*..T-1
+        ju = ju.flatten(2)                                        # (loops, probes, B*N*d)
+        if ref is None:
+            ref, ju = ju[0], ju[1:]
+        if len(ju):
+            jac_change = max(jac_change, float(((ju - ref).norm(dim=-1) / ref.norm(dim=-1)).max()))
     X = states[tau_star - 1].reshape(-1, states.shape[-1])
     mean = X.mean(0)
     V = torch.linalg.svd(X - mean, full_matrices=False).Vh[:n_features].T     # PCA directions, fixed once
@@ -241,6 +250,9 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
     nan = float("nan")
     T_long = T_long or 4 * T
     looped = T > 1                       # tail metrics compare loops: undefined for one loop
+    if streaming and states is not None:  # the Jacobian and path readings run the plain loop: one state set
+        raise ValueError("states: not with streaming=True (the Jacobian and asymptotic alignment read the "
+                         "non-streaming loop; pass states=None)")
     given_states(states, tokens, T)      # checked once, before any reading
     at_T = None if states is None else states[:T]
     long = None if states is None or len(states) < T_long else states[:T_long, :64]
