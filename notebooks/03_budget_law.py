@@ -32,8 +32,10 @@
 # loops), fit the exponent with an interval from the seeds, then test extra loops and the halting
 # rule at twice the training length.
 #
-# **The recipe** (`profiles.SETTLED`, picked by `bench/settle_search.py` under a rule written before
-# any candidate trained): the loops at each curriculum length hold the contract's demand, each batch
+# **The recipe** (`profiles.SETTLED`, from `bench/settle_search.py` under a rule written before any
+# candidate trained; no candidate both kept the law and settled, so by the rule's fallback this is the
+# best settler, and it stays here unless a candidate still training keeps the law; the comment at
+# `profiles.SETTLED` has the figures): the loops at each curriculum length hold the contract's demand, each batch
 # draws its loops in `[T, 2T]`, an outer norm bounds the state, and the loss averages every loop
 # from `T` on, so the loop must keep its answer past the budget. The contract stays
 # `(n_train, T_train)`, the fewest loops a word of length `n_train` gets. The fixed-T recipe (one
