@@ -45,7 +45,7 @@ def run_clone(workdir: Path, log: Path, cached: bool = False) -> None:
         rc = subprocess.run(["make", "all"], cwd=clone, stdout=f, stderr=subprocess.STDOUT,
                             env={**os.environ, "OMP_NUM_THREADS": threads}).returncode
     with open(log, "a") as f:
-        f.write(f"rc={rc} wall={time.time() - t:.0f}\n")
+        f.write(f"rc={rc} wall={time.time() - t:.0f} at={time.strftime('%Y-%m-%d %H:%M')}\n")
 
 
 def same_weights(a: Path, b: Path) -> bool:
@@ -59,6 +59,8 @@ def report(clone: Path, log: Path, cached: bool = False) -> dict:
     if not end:
         raise SystemExit(f"--report: {log} has no final 'rc=… wall=…' line; is the run finished?")
     rc, wall = int(end[-1][0]), int(end[-1][1])
+    # when the run ended, as its log says (a --report of an old log: when it was read)
+    date = (re.findall(r"rc=\d+ wall=\d+ at=(\S+ \S+)", text) or [time.strftime("%Y-%m-%d %H:%M")])[-1]
     notebooks = {m[0]: float(m[1]) for m in re.findall(r"\[run_all\] (\S+) done in ([\d.]+) s", text)}
     if cached:       # runs the suite trained: stored runs the clone did not have from git
         new = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "outputs/runs"], cwd=clone,
@@ -73,7 +75,7 @@ def report(clone: Path, log: Path, cached: bool = False) -> dict:
                 # where a log predates the lines that say it)
                 "threads": threads[0] if threads else None, "jobs": int(side[-1]) if side else None,
                 "tracked_outputs_changed": [x[3:] for x in changed if x.strip()], "notebooks_s": notebooks,
-                "runs_trained": sum(1 for x in new if x.endswith("/DONE")), "date": time.strftime("%Y-%m-%d %H:%M")}
+                "runs_trained": sum(1 for x in new if x.endswith("/DONE")), "date": date}
     runs = []
     for done in sorted((clone / "outputs" / "runs").glob("*/*/DONE")):
         rel = done.parent.relative_to(clone / "outputs" / "runs")
@@ -84,7 +86,7 @@ def report(clone: Path, log: Path, cached: bool = False) -> dict:
                      if committed.exists() else None})
     return {"command": "make all (fresh clone, outputs/runs deleted)", "rc": rc, "wall_s": wall,
             "threads": os.environ.get("OMP_NUM_THREADS", "1"), "notebooks_s": notebooks, "runs": runs,
-            "date": time.strftime("%Y-%m-%d %H:%M")}
+            "date": date}
 
 
 def main(argv=None):
