@@ -102,22 +102,19 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
     print(f"[run_all] {len(todo)} notebooks, {jobs} at a time, "
           f"{threads or os.environ.get('OMP_NUM_THREADS', 'all')} thread(s) per kernel", flush=True)
     failed = []
-    if jobs == 1:
-        for nb, target in todo:
+    # one path for any --jobs (a pool of one runs them in turn); spawn, not fork: a fresh interpreter
+    # per worker, nothing inherited from this one's threads
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        running = {}
+        for nb, target in sorted(todo, key=lambda t: -last_duration(t[0])):
             print(f"[run_all] {nb.name} -> {show(target)}", flush=True)
-            report(nb, target, *_execute(str(nb), str(target), profile, None), failed)
-    else:   # spawn, not fork: a fresh interpreter per worker, nothing inherited from this one's threads
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            running = {}
-            for nb, target in sorted(todo, key=lambda t: -last_duration(t[0])):
-                print(f"[run_all] {nb.name} -> {show(target)}", flush=True)
-                running[pool.submit(_execute, str(nb), str(target), profile, threads)] = (nb, target)
-            for done in concurrent.futures.as_completed(running):
-                try:
-                    outcome = done.result()
-                except Exception as err:          # noqa: BLE001 - the worker itself died (killed, out of memory)
-                    outcome = (float("nan"), f"worker process failed: {type(err).__name__}: {err}")
-                report(*running[done], *outcome, failed)
+            running[pool.submit(_execute, str(nb), str(target), profile, threads)] = (nb, target)
+        for done in concurrent.futures.as_completed(running):
+            try:
+                outcome = done.result()
+            except Exception as err:              # noqa: BLE001 - the worker itself died (killed, out of memory)
+                outcome = (float("nan"), f"worker process failed: {type(err).__name__}: {err}")
+            report(*running[done], *outcome, failed)
     if failed:                                    # every notebook ran; the ledger is not refreshed over a failure
         raise RuntimeError(f"{len(failed)} notebook(s) failed: " + "; ".join(failed))
     path = claims.write_report()

@@ -59,3 +59,10 @@ def test_side_by_side_starts_the_longest_notebook_first(two_notebooks, monkeypat
     never = run_all.section_notebooks()[0].parent / "never_run.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), never)
     assert run_all.last_duration(never) == 0.0                          # never executed: started last
+
+
+def test_one_at_a_time_runs_every_notebook_too(two_notebooks):
+    out, written = two_notebooks
+    with pytest.raises(RuntimeError, match=r"1 notebook\(s\) failed: 02_bad.ipynb"):
+        run_all.run("quick", jobs=1)
+    assert (out / "01_ok.ipynb").exists() and written == []
