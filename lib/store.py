@@ -82,10 +82,25 @@ def load_run(cfg: RunConfig) -> Run:
     return Run(cfg, model, json.loads((d / "metrics.json").read_text()), d)
 
 
-def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None) -> Path:
+def trained_before(checkpoint: Path, seeds: list[int] | None = None) -> float | None:
+    """Training seconds spent before `checkpoint` was written (`train.RunProgress.wall_s`): 0 without a
+    checkpoint (or a population checkpoint of other `seeds`, which training ignores), None for one that
+    predates the record. A population checkpoint holds the whole program's time (every seed's clock)."""
+    if not checkpoint.exists():
+        return 0.0
+    state = torch.load(checkpoint, weights_only=True, map_location="cpu")
+    if seeds is not None:
+        return state["runs"][0].get("wall_s") if state.get("seeds") == seeds else 0.0
+    return state.get("wall_s")
+
+
+def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None,
+             wall_partial: bool = False, device: str = "cpu") -> Path:
     """Write a finished run; `wall_s` (training wall time, not part of the deterministic metrics) goes
-    into DONE, and `compiled: true` when some of its steps ran compiled (metrics say so: not a
-    bit-identical replay of its recipe's eager run)."""
+    into DONE, with `train_wall_partial: true` when it covers only the stretch after a resumption from a
+    checkpoint that did not record the training before it, and `compiled: true` when some of its steps
+    ran compiled (metrics say so: not a bit-identical replay of its recipe's eager run). The device and,
+    on the CPU, the threads it trained with go beside the time: CPU cost = wall time x threads."""
     d = run_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     atomic_write_json(d / "config.json", cfg.to_dict())
@@ -94,6 +109,9 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: fl
     atomic_write_json(d / "metrics.json", metrics)
     atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
                                     "train_wall_s": None if wall_s is None else round(wall_s, 1),
+                                    **({"train_wall_partial": True} if wall_partial else {}),
+                                    "device": str(device),
+                                    **({"threads": torch.get_num_threads()} if str(device) == "cpu" else {}),
                                     **({"compiled": True} if metrics.get("compiled") else {})})
     (d / "checkpoint.pt").unlink(missing_ok=True)
     return d
@@ -121,7 +139,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
         with FileLock(str(d) + ".lock", timeout=lock_timeout):
             if is_done(cfg):                 # another process finished it while we waited
                 return load_run(cfg)
-            t0 = time.time()
+            t0, before = time.time(), trained_before(d / "checkpoint.pt")
             try:
                 model, metrics = train(cfg, workdir=d, progress=progress, device=device, compile=compile,
                                        init_state=init_state)
@@ -130,7 +148,8 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
             except Diverged as err:
                 atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise
-            save_run(cfg, model, metrics, wall_s=time.time() - t0)
+            save_run(cfg, model, metrics, wall_s=(before or 0.0) + time.time() - t0, wall_partial=before is None,
+                     device=device)
     except Timeout:
         raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training {d}; "
                            f"is another process still training it?") from None
@@ -167,6 +186,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
             todo = [c for c in group if not is_done(c)]
             if todo:
                 t0 = time.time()
+                before = trained_before(run_dir(todo[0]) / "population.pt", [c.seed for c in todo])
                 try:
                     trained = train_population(todo, progress=progress, device=device, workdir=run_dir(todo[0]))
                 except Diverged as err:                # the diverged seed is marked; the others retrain alone
@@ -174,7 +194,8 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
                     atomic_write_json(run_dir(bad) / "FAILED", {"error": str(err), "step": err.step})
                     raise
                 for c, (model, metrics) in zip(todo, trained):
-                    save_run(c, model, metrics, wall_s=(time.time() - t0) / len(todo))
+                    save_run(c, model, metrics, wall_s=((before or 0.0) + time.time() - t0) / len(todo),
+                             wall_partial=before is None, device=device)
                 (run_dir(todo[0]) / "population.pt").unlink(missing_ok=True)
         except Timeout:
             raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training one of "

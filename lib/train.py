@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -136,6 +137,14 @@ class RunProgress:
         self.plateau_at = None           # step at which a deadlock plateau stopped the run (plateau_stop > 0)
         self.compiled = False            # some of its steps ran compiled (then not a bit-identical replay)
         self.last_finite_loss = float("nan")   # for `Diverged`'s message; not checkpointed
+        # training seconds before this process took the run over: checkpointed, so a resumed run's cost is
+        # its whole training, not its last stretch; None when resumed from a checkpoint that predates the field
+        self.wall_before: float | None = 0.0
+        self.started = time.time()
+
+    def wall_s(self) -> float | None:
+        """Training wall seconds so far, across resumptions (None: a resumed checkpoint did not record them)."""
+        return None if self.wall_before is None else self.wall_before + time.time() - self.started
 
     @property
     def finished(self) -> bool:
@@ -165,7 +174,7 @@ class RunProgress:
     def state_dict(self) -> dict:
         return {"curriculum": self.curriculum.state_dict(), "step": self.step, "polish_start": self.polish_start,
                 "log": self.log, "window_loss": list(self.window_loss), "plateau_at": self.plateau_at,
-                "compiled": self.compiled}
+                "compiled": self.compiled, "wall_s": self.wall_s()}
 
     def load_state_dict(self, state: dict) -> None:
         self.curriculum.load_state_dict(state["curriculum"])
@@ -173,6 +182,7 @@ class RunProgress:
         self.window_loss = list(state.get("window_loss", []))
         self.plateau_at = state.get("plateau_at")
         self.compiled = state.get("compiled", False)
+        self.wall_before, self.started = state.get("wall_s"), time.time()
 
     def metrics(self, model, final_eval: dict) -> dict:
         c = self.curriculum

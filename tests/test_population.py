@@ -170,3 +170,14 @@ def test_store_marks_the_diverged_seed_of_a_population(store_root, monkeypatch):
         store.get_or_train_many(cfgs)
     assert (store.run_dir(cfgs[1]) / "FAILED").exists() and not (store.run_dir(cfgs[0]) / "FAILED").exists()
     assert "seed 5" in (store.run_dir(cfgs[1]) / "FAILED").read_text()
+
+
+def test_population_checkpoint_time_is_read_for_its_own_seeds(tmp_path):
+    from lib import store
+    ckpt = tmp_path / "population.pt"
+    assert store.trained_before(ckpt, [0, 1]) == 0.0                      # no checkpoint: nothing before
+    torch.save({"seeds": [0, 1], "runs": [{"wall_s": 12.5}, {"wall_s": 12.5}]}, ckpt)
+    assert store.trained_before(ckpt, [0, 1]) == 12.5
+    assert store.trained_before(ckpt, [5, 6]) == 0.0                      # another seed list: training ignores it
+    torch.save({"seeds": [0, 1], "runs": [{}, {}]}, ckpt)                 # written before the record
+    assert store.trained_before(ckpt, [0, 1]) is None

@@ -42,6 +42,31 @@ def test_resume_from_checkpoint_matches_uninterrupted(tmp_path):
         assert torch.equal(v, resumed.state_dict()[k]), k
 
 
+def test_resumed_run_records_its_whole_training_time(store_root):
+    cfg = RunConfig(**TINY)
+    d = store.run_dir(cfg)
+    d.mkdir(parents=True)
+    train(RunConfig(**{**TINY, "max_steps": 20}), workdir=d)       # a first stretch, checkpointed at step 20
+    state = torch.load(d / "checkpoint.pt", weights_only=True)
+    assert state["wall_s"] > 0
+    state["wall_s"] += 1000.0                                          # as if the first stretch took 1,000 s more
+    torch.save(state, d / "checkpoint.pt")
+    done = json.loads((store.get_or_train(cfg).path / "DONE").read_text())
+    assert done["train_wall_s"] >= 1000.0 and "train_wall_partial" not in done
+
+
+def test_resume_from_a_checkpoint_without_its_time_says_partial(store_root):
+    cfg = RunConfig(**TINY)
+    d = store.run_dir(cfg)
+    d.mkdir(parents=True)
+    train(RunConfig(**{**TINY, "max_steps": 20}), workdir=d)
+    state = torch.load(d / "checkpoint.pt", weights_only=True)
+    del state["wall_s"]                                                # a checkpoint written before the record
+    torch.save(state, d / "checkpoint.pt")
+    done = json.loads((store.get_or_train(cfg).path / "DONE").read_text())
+    assert done["train_wall_partial"] is True and done["train_wall_s"] >= 0
+
+
 def test_get_or_train_caches(store_root):
     cfg = RunConfig(**TINY)
     run = store.get_or_train(cfg)
