@@ -30,7 +30,7 @@ import torch
 from .model import LoopedTransformer
 from .config import RunConfig
 from .paths import atomic_write
-from .train import RunProgress, decays, draw_batch, evaluate, train_step
+from .train import RunProgress, decays, draw_batch, evaluate, resource, train_step
 
 
 class StackedAdamW:
@@ -125,6 +125,8 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
     opt = StackedAdamW(model.parameters(), decay, weight_decay=base.weight_decay)
     gens = [torch.Generator().manual_seed(c.seed) for c in cfgs]
     runs = [RunProgress(c) for c in cfgs]           # per-seed curriculum, polishing, stopping and log
+    for r in runs:                                   # each seed's clock reads the whole program's time
+        r.resource = resource(device)
     seeds = [c.seed for c in cfgs]
     ckpt = Path(workdir) / "population.pt" if workdir is not None else None
     it = 0

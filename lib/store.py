@@ -21,7 +21,7 @@ from filelock import FileLock, Timeout
 from .model import LoopedTransformer
 from .config import CODE_VERSION, RunConfig, config_hash
 from .paths import atomic_write, atomic_write_json, outputs_dir
-from .train import Diverged, train
+from .train import Diverged, add_spent, resource, train
 
 def run_dir(cfg: RunConfig) -> Path:
     return outputs_dir() / "runs" / cfg.experiment / config_hash(cfg)
@@ -82,36 +82,37 @@ def load_run(cfg: RunConfig) -> Run:
     return Run(cfg, model, json.loads((d / "metrics.json").read_text()), d)
 
 
-def trained_before(checkpoint: Path, seeds: list[int] | None = None) -> float | None:
-    """Training seconds spent before `checkpoint` was written (`train.RunProgress.wall_s`): 0 without a
-    checkpoint (or a population checkpoint of other `seeds`, which training ignores), None for one that
-    predates the record. A population checkpoint holds the whole program's time (every seed's clock)."""
+def trained_before(checkpoint: Path, seeds: list[int] | None = None) -> dict[str, float] | None:
+    """Training seconds by resource spent before `checkpoint` was written (`train.RunProgress.spent`): {}
+    without a checkpoint (or with a population checkpoint of other `seeds`, which training ignores), None
+    for one that did not record them. A population checkpoint holds the whole program's time."""
     if not checkpoint.exists():
-        return 0.0
+        return {}
     state = torch.load(checkpoint, weights_only=True, map_location="cpu")
     if seeds is not None:
-        return state["runs"][0].get("wall_s") if state.get("seeds") == seeds else 0.0
-    return state.get("wall_s")
+        return state["runs"][0].get("spent") if state.get("seeds") == seeds else {}
+    return state.get("spent")
 
 
-def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, wall_s: float | None = None,
-             wall_partial: bool = False, device: str = "cpu") -> Path:
-    """Write a finished run; `wall_s` (training wall time, not part of the deterministic metrics) goes
-    into DONE, with `train_wall_partial: true` when it covers only the stretch after a resumption from a
-    checkpoint that did not record the training before it, and `compiled: true` when some of its steps
-    ran compiled (metrics say so: not a bit-identical replay of its recipe's eager run). The device and,
-    on the CPU, the threads it trained with go beside the time: CPU cost = wall time x threads."""
+def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, spent: dict[str, float] | None = None,
+             wall_s: float | None = None) -> Path:
+    """Write a finished run. DONE records what training cost (not part of the deterministic metrics):
+    `train_spent`, seconds by resource ("cpu x<threads>", "cuda") over every checkpointed stretch, and
+    `train_wall_s`, their sum; when a resumption lost the time before it (`spent` None), `train_wall_s`
+    is `wall_s`, the last stretch only, and `train_wall_partial: true` says so. `compiled: true` when
+    some of its steps ran compiled (metrics say so: not a bit-identical replay of its recipe's eager run)."""
+    if spent is not None:
+        cost = {"train_wall_s": round(sum(spent.values()), 1), "train_spent": {k: round(v, 1) for k, v in spent.items()}}
+    else:
+        cost = {"train_wall_s": None if wall_s is None else round(wall_s, 1),
+                **({"train_wall_partial": True} if wall_s is not None else {})}
     d = run_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     atomic_write_json(d / "config.json", cfg.to_dict())
     weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     atomic_write(d / "model.pt", lambda tmp: torch.save(weights, tmp))
     atomic_write_json(d / "metrics.json", metrics)
-    atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION,
-                                    "train_wall_s": None if wall_s is None else round(wall_s, 1),
-                                    **({"train_wall_partial": True} if wall_partial else {}),
-                                    "device": str(device),
-                                    **({"threads": torch.get_num_threads()} if str(device) == "cpu" else {}),
+    atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION, **cost,
                                     **({"compiled": True} if metrics.get("compiled") else {})})
     (d / "checkpoint.pt").unlink(missing_ok=True)
     return d
@@ -148,8 +149,9 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
             except Diverged as err:
                 atomic_write_json(d / "FAILED", {"error": str(err), "step": err.step})
                 raise
-            save_run(cfg, model, metrics, wall_s=(before or 0.0) + time.time() - t0, wall_partial=before is None,
-                     device=device)
+            stretch = time.time() - t0
+            save_run(cfg, model, metrics, None if before is None else add_spent(before, resource(device), stretch),
+                     wall_s=stretch)
     except Timeout:
         raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training {d}; "
                            f"is another process still training it?") from None
@@ -194,8 +196,10 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
                     atomic_write_json(run_dir(bad) / "FAILED", {"error": str(err), "step": err.step})
                     raise
                 for c, (model, metrics) in zip(todo, trained):
-                    save_run(c, model, metrics, wall_s=((before or 0.0) + time.time() - t0) / len(todo),
-                             wall_partial=before is None, device=device)
+                    stretch = (time.time() - t0) / len(todo)       # each seed's share of the program
+                    share = None if before is None else {k: v / len(todo) for k, v in before.items()}
+                    save_run(c, model, metrics, None if share is None else add_spent(share, resource(device), stretch),
+                             wall_s=stretch)
                 (run_dir(todo[0]) / "population.pt").unlink(missing_ok=True)
         except Timeout:
             raise TimeoutError(f"run: waited {lock_timeout:.0f} s for another process training one of "

@@ -124,6 +124,16 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, leave=False, mininterval=2.0)
 
 
+def resource(device) -> str:
+    """What a stretch of training ran on, as its cost is counted: "cuda", or "cpu x<threads>"."""
+    return "cuda" if torch.device(device).type == "cuda" else f"cpu x{torch.get_num_threads()}"
+
+
+def add_spent(spent: dict[str, float], resource: str, seconds: float) -> dict[str, float]:
+    """`spent` with `seconds` more on `resource` (a new dict)."""
+    return {**spent, resource: spent.get(resource, 0.0) + seconds}
+
+
 class RunProgress:
     """Everything one run's training loop tracks besides weights, optimiser and data stream: step,
     curriculum, polish start, the log and its loss window. Shared by `train` and population training,
@@ -137,14 +147,20 @@ class RunProgress:
         self.plateau_at = None           # step at which a deadlock plateau stopped the run (plateau_stop > 0)
         self.compiled = False            # some of its steps ran compiled (then not a bit-identical replay)
         self.last_finite_loss = float("nan")   # for `Diverged`'s message; not checkpointed
-        # training seconds before this process took the run over: checkpointed, so a resumed run's cost is
-        # its whole training, not its last stretch; None when resumed from a checkpoint that predates the field
-        self.wall_before: float | None = 0.0
+        # Training seconds by resource ("cpu x<threads>" or "cuda", `resource`) before this process took the
+        # run over: checkpointed, so a resumed run's cost is all its checkpointed training, not its last
+        # stretch (steps after the last checkpoint of a killed process are lost, and so is their time);
+        # None when resumed from a checkpoint that did not record it. The trainer sets `resource`.
+        self.spent_before: dict[str, float] | None = {}
+        self.resource = "cpu x1"
         self.started = time.time()
 
-    def wall_s(self) -> float | None:
-        """Training wall seconds so far, across resumptions (None: a resumed checkpoint did not record them)."""
-        return None if self.wall_before is None else self.wall_before + time.time() - self.started
+    def spent(self) -> dict[str, float] | None:
+        """Training seconds so far by resource, across resumptions (None: a resumed checkpoint did not
+        record the time before it)."""
+        if self.spent_before is None:
+            return None
+        return add_spent(self.spent_before, self.resource, time.time() - self.started)
 
     @property
     def finished(self) -> bool:
@@ -174,7 +190,7 @@ class RunProgress:
     def state_dict(self) -> dict:
         return {"curriculum": self.curriculum.state_dict(), "step": self.step, "polish_start": self.polish_start,
                 "log": self.log, "window_loss": list(self.window_loss), "plateau_at": self.plateau_at,
-                "compiled": self.compiled, "wall_s": self.wall_s()}
+                "compiled": self.compiled, "spent": self.spent()}
 
     def load_state_dict(self, state: dict) -> None:
         self.curriculum.load_state_dict(state["curriculum"])
@@ -182,7 +198,7 @@ class RunProgress:
         self.window_loss = list(state.get("window_loss", []))
         self.plateau_at = state.get("plateau_at")
         self.compiled = state.get("compiled", False)
-        self.wall_before, self.started = state.get("wall_s"), time.time()
+        self.spent_before, self.started = state.get("spent"), time.time()
 
     def metrics(self, model, final_eval: dict) -> dict:
         c = self.curriculum
@@ -400,6 +416,7 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98))
     data_gen = torch.Generator().manual_seed(cfg.seed)
     run = RunProgress(cfg)
+    run.resource = resource(device)
     if ckpt_path is not None and ckpt_path.exists():
         state = torch.load(ckpt_path, weights_only=True, map_location="cpu")   # RNG states must stay on the CPU
         try:

@@ -1,4 +1,5 @@
 """Population training gives each seed the numbers it gets when trained alone."""
+import json
 from dataclasses import replace
 
 import pytest
@@ -172,12 +173,29 @@ def test_store_marks_the_diverged_seed_of_a_population(store_root, monkeypatch):
     assert "seed 5" in (store.run_dir(cfgs[1]) / "FAILED").read_text()
 
 
+def test_resumed_population_records_each_seed_its_share_of_the_whole_program(store_root):
+    from lib import store
+    cfgs = [replace(BASE, seed=s, max_steps=40, checkpoint_every=10) for s in (0, 1)]
+    d = store.run_dir(cfgs[0])
+    d.mkdir(parents=True)
+    train_population([replace(c, max_steps=20) for c in cfgs], workdir=d)     # the first stretch, checkpointed
+    state = torch.load(d / "population.pt", weights_only=True)
+    here = f"cpu x{torch.get_num_threads()}"
+    assert all(set(r["spent"]) == {here} for r in state["runs"])
+    for r in state["runs"]:
+        r["spent"][here] += 1000.0                                      # as if the first stretch took 1,000 s more
+    torch.save(state, d / "population.pt")
+    for run in store.get_or_train_many(cfgs):
+        done = json.loads((run.path / "DONE").read_text())
+        assert done["train_spent"][here] >= 500.0 and "train_wall_partial" not in done
+
+
 def test_population_checkpoint_time_is_read_for_its_own_seeds(tmp_path):
     from lib import store
     ckpt = tmp_path / "population.pt"
-    assert store.trained_before(ckpt, [0, 1]) == 0.0                      # no checkpoint: nothing before
-    torch.save({"seeds": [0, 1], "runs": [{"wall_s": 12.5}, {"wall_s": 12.5}]}, ckpt)
-    assert store.trained_before(ckpt, [0, 1]) == 12.5
-    assert store.trained_before(ckpt, [5, 6]) == 0.0                      # another seed list: training ignores it
+    assert store.trained_before(ckpt, [0, 1]) == {}                       # no checkpoint: nothing before
+    torch.save({"seeds": [0, 1], "runs": [{"spent": {"cpu x1": 12.5}}, {"spent": {"cpu x1": 12.5}}]}, ckpt)
+    assert store.trained_before(ckpt, [0, 1]) == {"cpu x1": 12.5}
+    assert store.trained_before(ckpt, [5, 6]) == {}                       # another seed list: training ignores it
     torch.save({"seeds": [0, 1], "runs": [{}, {}]}, ckpt)                 # written before the record
     assert store.trained_before(ckpt, [0, 1]) is None

@@ -48,11 +48,14 @@ def test_resumed_run_records_its_whole_training_time(store_root):
     d.mkdir(parents=True)
     train(RunConfig(**{**TINY, "max_steps": 20}), workdir=d)       # a first stretch, checkpointed at step 20
     state = torch.load(d / "checkpoint.pt", weights_only=True)
-    assert state["wall_s"] > 0
-    state["wall_s"] += 1000.0                                          # as if the first stretch took 1,000 s more
+    here = f"cpu x{torch.get_num_threads()}"
+    assert set(state["spent"]) == {here} and state["spent"][here] > 0
+    state["spent"] = {here: state["spent"][here] + 1000.0, "cuda": 50.0}   # as if it had also run on a GPU
     torch.save(state, d / "checkpoint.pt")
     done = json.loads((store.get_or_train(cfg).path / "DONE").read_text())
-    assert done["train_wall_s"] >= 1000.0 and "train_wall_partial" not in done
+    assert done["train_spent"]["cuda"] == 50.0 and done["train_spent"][here] >= 1000.0
+    assert done["train_wall_s"] == pytest.approx(sum(done["train_spent"].values()), abs=0.2)
+    assert "train_wall_partial" not in done
 
 
 def test_resume_from_a_checkpoint_without_its_time_says_partial(store_root):
@@ -61,10 +64,15 @@ def test_resume_from_a_checkpoint_without_its_time_says_partial(store_root):
     d.mkdir(parents=True)
     train(RunConfig(**{**TINY, "max_steps": 20}), workdir=d)
     state = torch.load(d / "checkpoint.pt", weights_only=True)
-    del state["wall_s"]                                                # a checkpoint written before the record
+    del state["spent"]                                                 # a checkpoint written before the record
     torch.save(state, d / "checkpoint.pt")
     done = json.loads((store.get_or_train(cfg).path / "DONE").read_text())
-    assert done["train_wall_partial"] is True and done["train_wall_s"] >= 0
+    assert done["train_wall_partial"] is True and "train_spent" not in done
+
+
+def test_a_fresh_run_records_its_resource(store_root):
+    done = json.loads((store.get_or_train(RunConfig(**TINY)).path / "DONE").read_text())
+    assert list(done["train_spent"]) == [f"cpu x{torch.get_num_threads()}"] and "train_wall_partial" not in done
 
 
 def test_get_or_train_caches(store_root):
