@@ -10,7 +10,9 @@ layer applications (2 layers x 8 loops), each now its own layer, at the width wh
 closest to the tied model's (d = 24: 118k parameters against the tied model's 111k). Under the
 quick recipe (lr 1e-3, warmup 100, 12,000 steps) it stalled at length 5 of 8. Each candidate changes
 the recipe only, except "d32", which is labelled as a width-unmatched variant (207k parameters, 1.9x the tied
-model's). Seeds 0 and 1 per candidate, through the store (`outputs/runs/untied_search/`);
+model's). Seeds 0 and 1 per candidate, through the store under notebook 04's experiment
+(`outputs/runs/architecture_prior/`, so the picked candidate's runs are the notebook's untied control,
+not trained twice);
 read: whole-word accuracy at n_train with T_train loops and the length the curriculum reached. One JSON
 line per (recipe, seed) to bench/results/untied_search.jsonl.
 
@@ -50,7 +52,7 @@ def control(seed: int = 0):
 
 
 def config(recipe: str, seed: int):
-    return replace(control(seed), experiment="untied_search", **RECIPES[recipe])
+    return replace(control(seed), experiment="architecture_prior", **RECIPES[recipe])
 
 
 def measure_one(recipe: str, seed: int, compile: bool = False) -> dict:
