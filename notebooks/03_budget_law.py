@@ -33,9 +33,9 @@
 # rule at twice the training length.
 #
 # **The recipe** (`profiles.SETTLED`, from `bench/settle_search.py` under a rule written before any
-# candidate trained; no candidate both kept the law and settled, so by the rule's fallback this is the
-# best settler, and it stays here unless a candidate still training keeps the law; the comment at
-# `profiles.SETTLED` has the figures): the loops at each curriculum length hold the contract's demand, each batch
+# candidate trained; no candidate kept the law by that rule (every exponent interval over seeds
+# excluded 1), so by its fallback this is the best settler; the comment at `profiles.SETTLED` has the
+# figures): the loops at each curriculum length hold the contract's demand, each batch
 # draws its loops in `[T, 2T]`, an outer norm bounds the state, and the loss averages every loop
 # from `T` on, so the loop must keep its answer past the budget. The contract stays
 # `(n_train, T_train)`, the fewest loops a word of length `n_train` gets. The fixed-T recipe (one
