@@ -4,6 +4,7 @@ by measurement.
     OMP_NUM_THREADS=1 python -m bench.untied_search --worker 0/2 [--compile]   # two 1-thread workers
     python -m bench.untied_search --table
     python -m bench.untied_search --decide
+    OMP_NUM_THREADS=1 python -m bench.untied_search --held-out [--compile]   # the pick's held-out seed 2
 
 The control (`profiles.matched_untied` of the quick budget-law run n = 8, T = 8): the same depth, 16
 layer applications (2 layers x 8 loops), each now its own layer, at the width whose parameter count is
@@ -22,6 +23,11 @@ Decided before any candidate was trained (the rule the choice is made by):
    becomes the untied control of notebook 04 and its A5 run; parameter-matched candidates come before
    "d32", which is used only when no matched candidate learns, and then says so;
 3. if none learns, the untied claims stay *not measured* with this log as the reason.
+Added 2026-12-02, before any candidate trained: two more candidates after the first four, the outer norm
+on the state after every block (the tied model's, matched) and half the depth at matched parameters (8
+layers, d = 32: labelled depth-unmatched), both before "d32"; rule 2's order is RECIPES' order. And:
+4. the pick's seed 2, held out from the choice (`--held-out`), is trained afterwards and logged with
+   `held_out: true`; its learned or not is reported beside the two seeds the pick was chosen on.
 """
 from __future__ import annotations
 
@@ -39,9 +45,14 @@ RECIPES = {
     "depth_init": {"residual_init": "depth"},
     "depth_init_lr3e-4_warm1000": {"residual_init": "depth", "lr": 3e-4, "warmup": 1000},
     "depth_init_lr3e-4_30k": {"residual_init": "depth", "lr": 3e-4, "warmup": 1000, "max_steps": 30000},
+    "outer_norm": {"outer_norm": True, "residual_init": "depth", "lr": 3e-4, "warmup": 1000},
+    # half the depth (4 blocks of 2 layers) at the width whose parameter count is closest to the tied
+    # model's (105k against 111k; `profiles.matched_untied` at T_train 4): depth-unmatched, labelled
+    "depth8": {"T_train": 4, "d_model": 32, "residual_init": "depth", "lr": 3e-4, "warmup": 1000},
     "d32": {"d_model": 32, "residual_init": "depth", "lr": 3e-4, "warmup": 1000},       # width-unmatched
 }
 QUEUE = [(r, s) for r in RECIPES for s in SEEDS]
+HELD_OUT_SEED = 2
 
 
 def control(seed: int = 0):
@@ -73,7 +84,7 @@ def decide(rows: list[dict]) -> dict:
     learner yet, or an earlier candidate still unmeasured)."""
     learns = {}
     for recipe in RECIPES:
-        mine = [r for r in rows if r["recipe"] == recipe]
+        mine = [r for r in rows if r["recipe"] == recipe and not r.get("held_out")]   # rule 4's seed decides nothing
         learns[recipe] = None if len(mine) < len(SEEDS) else all(r["in_acc_T"] >= 0.9 for r in mine)
     pick = None
     for recipe, ok in learns.items():
@@ -92,7 +103,28 @@ def print_table(rows: list[dict]) -> None:
               f"{r['in_acc_T']:5.2f} {r['train_wall_s'] or 0:8.0f}")
 
 
+def held_out(compile: bool) -> int:
+    """Rule 4: train and log the pick's held-out seed (refused, before any work, without a pick)."""
+    from bench.search_log import read_rows
+    rows = read_rows(LOG)
+    pick = decide(rows)["pick"]
+    if pick is None:
+        raise SystemExit("--held-out: no candidate picked yet (python -m bench.untied_search --decide)")
+    if any(r["recipe"] == pick and r["seed"] == HELD_OUT_SEED for r in rows):
+        return 0
+    row = {**measure_one(pick, HELD_OUT_SEED, compile), "held_out": True}
+    print(json.dumps(row), flush=True)
+    with open(LOG, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--held-out" in argv:
+        import torch
+        torch.set_num_threads(1)
+        return held_out("--compile" in argv)
     return search_main(argv, __doc__.splitlines()[0], QUEUE, measure_one, LOG, print_table, decide)
 
 

@@ -1,4 +1,6 @@
 """The recipe search's pre-registered rule (bench/settle_search.py), applied to constructed log rows."""
+import pytest
+
 from bench.settle_search import decide
 
 
@@ -59,10 +61,23 @@ def test_untied_search_rule_waits_for_earlier_candidates_and_prefers_the_matched
     first_fails = [row(names[0], 0, 0.95), row(names[0], 1, 0.4)]
     assert decide(first_fails + [row(names[1], 0, 0.99)])["pick"] is None              # names[1] half measured
     assert decide(first_fails + [row(names[1], 0, 0.99), row(names[1], 1, 0.91)])["pick"] == names[1]
-    # depth stays matched in every candidate; only "d32" changes the width
+    # a held-out row (rule 4) decides nothing: names[1]'s seed 0 alone is still half measured
+    assert decide(first_fails + [row(names[1], 0, 0.99), {**row(names[1], 2, 0.2), "held_out": True}])["pick"] is None
+    # depth stays matched in every candidate but "depth8" (labelled); only "depth8" and "d32" change the width,
+    # and the width-unmatched "d32" comes last
     base = config(names[0], 0)
-    assert all(config(r, 0).n_layers * config(r, 0).T_train == 16 and not config(r, 0).tied for r in names)
-    assert [r for r in names if config(r, 0).d_model != base.d_model] == ["d32"] and names[-1] == "d32"
+    depth = {r: config(r, 0).n_layers * config(r, 0).T_train for r in names}
+    assert {r for r, d in depth.items() if d != 16} == {"depth8"} and depth["depth8"] == 8
+    assert all(not config(r, 0).tied for r in names)
+    assert [r for r in names if config(r, 0).d_model != base.d_model] == ["depth8", "d32"] and names[-1] == "d32"
+
+
+def test_held_out_seed_needs_a_pick_before_any_work(tmp_path, monkeypatch):
+    from bench import untied_search
+    monkeypatch.setattr(untied_search, "LOG", tmp_path / "log.jsonl")
+    with pytest.raises(SystemExit, match="--held-out: no candidate picked yet"):
+        untied_search.main(["--held-out"])
+    assert not (tmp_path / "log.jsonl").exists()
 
 
 def test_worker_shares_are_checked_before_any_work():
