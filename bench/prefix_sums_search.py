@@ -10,7 +10,7 @@ batch 128, 8,000 steps: `profiles.easy_to_hard("quick")`) with the changes liste
 from the public recipes (deep-thinking's progressive loss; Paper B's code: local attention of window 5,
 linear recall inside each sublayer, peri-norm, RMSNorm, step decay of the learning rate) or from this
 project's settled loops (`profiles.SETTLED`). Each is trained at seeds 0 and 1 through the store
-(`outputs/runs/easy_to_hard_search/`, checkpointed, so a stopped search resumes) and read on the
+(`outputs/runs/easy_to_hard/`, notebook 08's experiment, checkpointed, so a stopped search resumes) and read on the
 `extrapolation` probe sets: whole-word accuracy at n = 16 with T_train loops, and at n = 32, 64 and 128
 after every loop up to LOOPS_FACTOR x the loops the run gets there. One JSON line per (recipe, seed)
 goes to bench/results/prefix_sums_search.jsonl: config, wall time, steps, readings.
@@ -60,7 +60,8 @@ QUEUE = [(r, s) for r in RECIPES for s in SEEDS]
 def config(recipe: str, seed: int):
     from lib import profiles
     base = profiles.easy_to_hard("quick").runs[0]
-    return replace(base, experiment="easy_to_hard_search", seed=seed, **RECIPES[recipe])
+    # stored under notebook 08's experiment, so the picked recipe's runs are the notebook's (not trained twice)
+    return replace(base, seed=seed, **RECIPES[recipe])
 
 
 def measure_one(recipe: str, seed: int, compile: bool = False) -> dict:
