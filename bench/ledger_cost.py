@@ -4,8 +4,9 @@
     .venv/bin/python -m bench.ledger_cost --update   # and write it into bench/README.md
 
 Per section (the plans of `profiles.SECTIONS`, quick profile): runs, optimiser steps, and the
-training wall time recorded in each run's DONE (`train_wall_s`, one thread per run; a population's
-time is split evenly over its seeds). Runs trained before DONE recorded a time are estimated from
+training time recorded in each run's DONE: CPU seconds (seconds x threads) where it recorded them by
+resource (`train_spent`), else its wall time (`train_wall_s`, one thread per run); a population's time
+is split evenly over its seeds. Runs trained before DONE recorded a time are estimated from
 their steps x T_train at the median seconds per step and loop of the recorded runs of the same
 model shape (layers, width, batch) in any section (marked as estimated).
 Runs in the store that no quick plan lists (the recipe search's candidates) are counted apart.
@@ -23,12 +24,24 @@ from lib.profiles import SECTIONS
 
 
 
+def cpu_seconds(done: dict) -> float | None:
+    """A run's CPU seconds from its DONE record: seconds x threads per CPU stretch where it recorded them
+    by resource (`train_spent`), else its wall time (one thread per run); None for a run with a GPU
+    stretch or no time (estimated from its steps like an unrecorded run)."""
+    spent = done.get("train_spent")
+    if spent is None:
+        return done.get("train_wall_s")
+    if any(not where.startswith("cpu x") for where in spent):
+        return None
+    return sum(seconds * int(where[len("cpu x"):]) for where, seconds in spent.items())
+
+
 def run_record(cfg) -> dict | None:
     d = outputs_dir() / "runs" / cfg.experiment / config_hash(cfg)
     if not (d / "DONE").exists():
         return None
     done = json.loads((d / "DONE").read_text())
-    return {"steps": json.loads((d / "metrics.json").read_text())["steps"], "wall_s": done.get("train_wall_s"),
+    return {"steps": json.loads((d / "metrics.json").read_text())["steps"], "wall_s": cpu_seconds(done),
             "shape": (cfg.n_layers, cfg.d_model, cfg.batch), "loops": cfg.T_train}
 
 
@@ -54,7 +67,7 @@ def section_costs() -> list[dict]:
     stored = {p.parent for p in (outputs_dir() / "runs").glob("*/*/DONE")}
     planned = {outputs_dir() / "runs" / c.experiment / config_hash(c) for c in seen}
     others = sorted(stored - planned)
-    wall = [json.loads((d / "DONE").read_text()).get("train_wall_s") or 0 for d in others]
+    wall = [cpu_seconds(json.loads((d / "DONE").read_text())) or 0 for d in others]
     rows.append(dict(section="(in no quick plan)", runs=len(others), stored=len(others), steps=None,
                      recorded_h=sum(wall) / 3600, estimated_h=0.0, unknown=sum(1 for w in wall if not w)))
     return rows
