@@ -21,19 +21,8 @@ from lib.cli import plan_configs
 from lib.config import config_hash
 from lib.paths import outputs_dir
 from lib.profiles import SECTIONS
+from lib.store import cpu_seconds
 
-
-
-def cpu_seconds(done: dict) -> float | None:
-    """A run's CPU seconds from its DONE record: seconds x threads per CPU stretch where it recorded them
-    by resource (`train_spent`), else its wall time (one thread per run); None for a run with a GPU
-    stretch or no time (estimated from its steps like an unrecorded run)."""
-    spent = done.get("train_spent")
-    if spent is None:
-        return done.get("train_wall_s")
-    if any(not where.startswith("cpu x") for where in spent):
-        return None
-    return sum(seconds * int(where[len("cpu x"):]) for where, seconds in spent.items())
 
 
 def run_record(cfg) -> dict | None:

@@ -15,6 +15,13 @@ def read_rows(log: Path) -> list[dict]:
     return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
 
 
+def append_row(log: Path, row: dict) -> None:
+    """Print one measured row and append it to `log` as a JSON line."""
+    print(json.dumps(row), flush=True)
+    with open(log, "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
 def parse_share(text: str, option: str) -> tuple[int, int]:
     """"i/k" (this process takes every k-th entry from i) -> (i, k); a clear error naming `option`."""
     try:
@@ -35,10 +42,7 @@ def run_queue(queue: list[tuple], measure: Callable[..., dict], log: Path, worke
     for j, key in enumerate(queue):
         if j % k != i or key in {key_of(r) for r in read_rows(log)}:
             continue
-        row = measure(*key)
-        print(json.dumps(row), flush=True)
-        with open(log, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_row(log, measure(*key))
     return 0
 
 

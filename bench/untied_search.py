@@ -105,17 +105,14 @@ def print_table(rows: list[dict]) -> None:
 
 def held_out(compile: bool) -> int:
     """Rule 4: train and log the pick's held-out seed (refused, before any work, without a pick)."""
-    from bench.search_log import read_rows
+    from bench.search_log import append_row, read_rows
     rows = read_rows(LOG)
     pick = decide(rows)["pick"]
     if pick is None:
         raise SystemExit("--held-out: no candidate picked yet (python -m bench.untied_search --decide)")
     if any(r["recipe"] == pick and r["seed"] == HELD_OUT_SEED for r in rows):
         return 0
-    row = {**measure_one(pick, HELD_OUT_SEED, compile), "held_out": True}
-    print(json.dumps(row), flush=True)
-    with open(LOG, "a") as f:
-        f.write(json.dumps(row) + "\n")
+    append_row(LOG, {**measure_one(pick, HELD_OUT_SEED, compile), "held_out": True})
     return 0
 
 

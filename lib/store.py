@@ -118,6 +118,18 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, spent: dic
     return d
 
 
+def cpu_seconds(done: dict) -> float | None:
+    """A run's CPU seconds from its DONE record: seconds x threads per CPU stretch where it recorded them
+    by resource (`train_spent`, labels from `train.resource`), else its wall time (one thread per run);
+    None for a run with a GPU stretch or no time."""
+    spent = done.get("train_spent")
+    if spent is None:
+        return done.get("train_wall_s")
+    if any(not where.startswith("cpu x") for where in spent):
+        return None
+    return sum(seconds * int(where[len("cpu x"):]) for where, seconds in spent.items())
+
+
 def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool = True,
                  lock_timeout: float = 3600.0, device: str = "cpu", compile: bool = False) -> Run:
     """The finished run for `cfg`: from the store if cached, else trained now (on `device`, with a

@@ -37,7 +37,7 @@ def test_a_new_block_goes_before_the_next_block_in_order_and_a_half_marked_one_i
 
 
 def test_ledger_cost_counts_cpu_seconds_by_threads_and_leaves_gpu_time_to_the_estimate():
-    from bench.ledger_cost import cpu_seconds
+    from lib.store import cpu_seconds                      # what bench/ledger_cost.py reads a DONE record with
     assert cpu_seconds({"train_wall_s": 50.0}) == 50.0                                 # an old record: one thread
     assert cpu_seconds({"train_wall_s": 70.0, "train_spent": {"cpu x1": 30.0, "cpu x2": 20.0}}) == 70.0
     assert cpu_seconds({"train_wall_s": 35.0, "train_spent": {"cpu x1": 30.0, "cuda": 5.0}}) is None
