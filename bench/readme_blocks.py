@@ -3,14 +3,14 @@
 bench/run.py regenerates the file from bench/results/*.json and keeps every block named in BLOCKS;
 a tool writes its block with `write_block(name, text)`: replaced in place, or, the first time, put before
 the next block in BLOCKS order (else at the end). The step-speed block is written by hand from
-bench/results/step_speed.json.
+bench/results/step_speed.json, the jacobian-chunks block from what `python -m bench.jacobian_chunks` prints.
 """
 from __future__ import annotations
 
 from lib.paths import PROJECT_ROOT, atomic_write_text
 
 README = PROJECT_ROOT / "bench" / "README.md"
-BLOCKS = ("ledger-cost", "step-speed", "time-to-learn", "paper-plan")     # their order in the README
+BLOCKS = ("ledger-cost", "step-speed", "time-to-learn", "jacobian-chunks", "paper-plan")     # their order in the README
 
 
 def markers(name: str) -> tuple[str, str]:
