@@ -24,7 +24,7 @@ chromium:
 
 test: $(STAMP) chromium
 	LOOPS_HEADLESS=1 OMP_NUM_THREADS=1 $(PY) -m pytest tests notebooks/0*.ipynb \
-		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --durations=25
 
 # developers: re-execute the committed notebooks in place after editing their .py sources
 notebooks: $(STAMP)
