@@ -30,9 +30,9 @@ from pathlib import Path
 import torch
 
 from bench.search_log import parse_share
+from lib.profiles import CONTEST_PILOT_SEEDS as PILOT_SEEDS
 
 OUT = Path(__file__).parent / "results" / "contest_pilot.json"
-PILOT_SEEDS = (0, 1, 2)
 THRESHOLD = 0.5          # a seed "generalizes" at accuracy >= THRESHOLD: the contests' threshold
 
 

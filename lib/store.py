@@ -222,6 +222,30 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
     return [get_or_train(c, progress=progress, lock_timeout=lock_timeout, device=device) for c in cfgs]
 
 
+def training_cost(runs) -> dict:
+    """What training `runs` cost, from their DONE records: wall seconds summed; CPU seconds (wall x
+    threads) over the runs that recorded their threads; how many did not (trained before the record:
+    wall only), how many trained on a GPU, and how many resumed from a checkpoint that did not record the
+    time before it (their wall is a lower bound)."""
+    out = {"runs": 0, "wall_s": 0.0, "cpu_s": 0.0, "threads_unrecorded": 0, "gpu": 0, "partial": 0, "unknown": 0}
+    for run in runs:
+        done = json.loads((run.path / "DONE").read_text())
+        out["runs"] += 1
+        wall = done.get("train_wall_s")
+        if wall is None:                      # trained where no time was recorded
+            out["unknown"] += 1
+            continue
+        out["wall_s"] += wall
+        out["partial"] += bool(done.get("train_wall_partial"))
+        if done.get("device", "cpu") != "cpu":
+            out["gpu"] += 1
+        elif "threads" in done:
+            out["cpu_s"] += wall * done["threads"]
+        else:
+            out["threads_unrecorded"] += 1
+    return out
+
+
 def verify() -> list[str]:
     """Check every finished run: weights match DONE's sha256 and load as plain tensors."""
     problems = []

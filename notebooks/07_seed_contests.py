@@ -22,16 +22,22 @@
 # distribution (AUROC up to 1.00 in the paper); **tail** metrics (skip-one preservation, Jacobian
 # alignment, cross-step similarity, asymptotic alignment / path independence) do not.
 #
-# **Contests** (`profiles.contests`): each is one configuration trained from 16 seeds as one
-# population program. **Target:** whole-word accuracy beyond training, at the contest's test length
-# `n_ood` with the loops the run gets there (`RunConfig.loops_at`, the project's one rule). A seed
-# *generalizes* when that accuracy is ≥ 0.5. The quick profile's contests are still a **pilot on
-# prefix parity** (1 layer, d = 32, fixed-T recipe, target at 1.5×: at 2× no seed reached 0.5; see
-# `profiles.contests`). Parity has a constant-depth shortcut, so its head speeds have no priced
-# frontier to read: these contests test the instruments' plumbing, not the paper's claim. The
-# paper's contests are populations on group word problems; ours (S4 under the settled recipe, their
-# test lengths chosen by `bench/contest_pilot.py` on seeds that never enter a contest) replace these
-# once trained.
+# **Contests** (`profiles.contests`): each is one contract of S4 prefix products trained from 16 seeds
+# under the settled recipe (`profiles.SETTLED`: proportional loop budget with jitter, outer norm,
+# loss over the loops past the budget; notebook 03's model), at T = n_train, 3/4 n_train and
+# n_train / 2. **Target:** whole-word accuracy beyond training, at the contest's test length `n_ood`
+# with the loops the run gets there (`RunConfig.loops_at`, the project's one rule). A seed
+# *generalizes* when that accuracy is ≥ 0.5. The test lengths were fixed by a pilot
+# (`bench/contest_pilot.py`, `bench/results/contest_pilot.json`) that read only the OOD accuracy of
+# seeds 0-2, which never enter a contest (`profiles.CONTEST_PILOT_SEEDS`): 2 n_train where the pilot's
+# seeds split there, else the longest length at which they split. The contest seeds are
+# `profiles.CONTEST_SEEDS`. The runs are independent compiled runs, one per seed (not one population
+# program: the jittered schedule draws a loop count per seed and batch), trained by 1-thread workers
+# (`bench/contest_pilot.py --contests`); their cost is printed below.
+#
+# *The earlier pilot on prefix parity* (1 layer, d = 32, fixed T) left this notebook: parity has a
+# constant-depth shortcut, so its head speeds have no priced frontier to read (its outputs are in the
+# git history of this notebook, before the switch to group word problems).
 #
 # **Primary head metric, named before any group-word-problem contest ran** (`contest.PRIMARY`):
 # **v-hat from tau at n_train**, the paper's head reading and the speed its halting rule uses. The
@@ -51,7 +57,7 @@
 
 # %% tags=["parameters"]
 PROFILE = "quick"
-SEEDS = list(range(16))
+SEEDS = None          # None: the profile's contest seeds (profiles.CONTEST_SEEDS); the pilot's are refused
 DEVICE = "auto"
 TRAIN_IF_MISSING = True
 PROGRESS = False
@@ -68,9 +74,16 @@ plan = profiles.contests(PROFILE, SEEDS)
 runs = {name: store.get_or_train_many(cfgs, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
         for name, cfgs in plan.contests.items()}
 for name, rs in runs.items():
-    c = rs[0].config
-    print(f"{name}: {c.task} n={c.n_train} T={c.T_train}, {c.n_layers} layer d={c.d_model}, {len(rs)} seeds; "
-          f"target: whole-word accuracy at n={plan.n_ood(name)}, T={plan.T_ood(name)}")
+    c, cost = rs[0].config, store.training_cost(rs)
+    print(f"{name}: {c.task} n={c.n_train} T={c.T_train}, {c.n_layers} layers d={c.d_model}, seeds "
+          f"{rs[0].config.seed}-{rs[-1].config.seed}; target: whole-word accuracy at n={plan.n_ood(name)}, "
+          f"T={plan.T_ood(name)}")
+    notes = {"threads_unrecorded": "trained before threads were recorded (wall only)",
+             "partial": "resumed from a checkpoint without its earlier time (a lower bound)",
+             "gpu": "trained on a GPU", "unknown": "without a time record"}
+    print(f"   cost: {cost['wall_s'] / 60:.0f} training minutes over {cost['runs']} runs, "
+          f"{cost['cpu_s'] / 60:.0f} CPU minutes (wall x threads) over those that recorded their threads"
+          + "".join(f"; {cost[k]} {text}" for k, text in notes.items() if cost[k]))
 
 # %%
 HEAD, TAIL = contest.HEAD_METRICS, contest.TAIL_METRICS

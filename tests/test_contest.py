@@ -44,10 +44,25 @@ def test_undefined_cases_are_none_not_numbers():
 
 def test_ood_length_is_beyond_training_and_loops_scale_with_it():
     plan = profiles.contests("quick")
-    assert plan.n_ood("parity n8 T6") == 12 and plan.T_ood("parity n8 T6") == 9 and plan.T_ood("parity n8 T4") == 6
+    # the proportional schedule's one rule: loops = ceil(n / demand), demand = n_train / T_train
+    assert plan.n_ood("S4 n8 T6") == 15 and plan.T_ood("S4 n8 T6") == 12 and plan.T_ood("S4 n8 T4") == 8
+    assert plan.T_ood("S4 n8 T8") == 22
     with pytest.raises(ValueError, match="targets"):     # never the training length itself
         replace(plan, targets={k: 8 for k in plan.contests})
     assert profiles.contests("paper").n_ood("S4 n16 T8") == 32
+
+
+def test_contests_are_group_word_problems_at_the_contest_seeds():
+    plan = profiles.contests("quick")
+    assert len(plan.contests) == 3 and all(len(cfgs) == 16 for cfgs in plan.contests.values())
+    for name, cfgs in plan.contests.items():
+        assert [c.seed for c in cfgs] == list(profiles.CONTEST_SEEDS)
+        assert cfgs[0] == replace(profiles.contest_contracts("quick")[name], seed=cfgs[0].seed)
+        assert cfgs[0].task == "S4" and cfgs[0].schedule == "proportional"
+    with pytest.raises(ValueError, match="SEEDS: seeds \\[1\\] are the pilot's"):
+        profiles.contests("quick", seeds=[1, 3])
+    with pytest.raises(ValueError, match="SEEDS"):
+        profiles.contests("quick", seeds=[])
 
 
 def test_seed_row_reads_a_trained_run(store_root):

@@ -218,3 +218,17 @@ def test_step_decay_divides_the_rate_at_its_milestones():
 def test_bad_training_options_are_refused(kw, msg):
     with pytest.raises(ValueError, match=msg):
         RunConfig(**kw)
+
+
+def test_training_cost_sums_the_records(store_root):
+    runs = [store.get_or_train(RunConfig(**{**TINY, "seed": s, "max_steps": 10})) for s in (0, 1, 2)]
+    walls = [json.loads((r.path / "DONE").read_text())["train_wall_s"] for r in runs]
+    threads = torch.get_num_threads()
+    old = json.loads((runs[2].path / "DONE").read_text())      # a record from before threads were kept
+    del old["threads"], old["device"]
+    old["train_wall_partial"] = True
+    (runs[2].path / "DONE").write_text(json.dumps(old))
+    cost = store.training_cost(runs)
+    assert cost["runs"] == 3 and cost["threads_unrecorded"] == 1 and cost["partial"] == 1 and cost["gpu"] == 0
+    assert cost["wall_s"] == pytest.approx(sum(walls))
+    assert cost["cpu_s"] == pytest.approx((walls[0] + walls[1]) * threads)
