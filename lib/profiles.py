@@ -404,7 +404,7 @@ def annealing(profile: str, seeds=None) -> AnnealingPlan:
 
 @dataclass(frozen=True)
 class ContestPlan:
-    contests: dict                 # name -> tuple of RunConfig, one per seed (one population each)
+    contests: dict                 # name -> tuple of RunConfig, one per seed
     targets: dict                  # name -> the target's test length n_ood (beyond n_train)
     threshold: float               # a seed "generalizes" when its OOD accuracy >= threshold
     eval_count: int
@@ -464,12 +464,18 @@ def contest_config(base: RunConfig, seed: int) -> RunConfig:
 
 def contests(profile: str, seeds=None) -> ContestPlan:
     """The three seed contests of notebook 07: the contracts of `contest_contracts`, each trained from
-    every seed in `seeds` (default CONTEST_SEEDS; the pilot's seeds are refused). quick: the contracts
+    every seed in `seeds` (default CONTEST_SEEDS, smoke its first four; the pilot's seeds and duplicates
+    are refused). quick: the contracts
     and test lengths the pilot kept (CONTEST_TARGETS); paper: 2 n_train, the issue's default, because no
     pilot has run at the paper's scale (run bench/contest_pilot.py there first and record its lengths
     here); smoke: tiny S3 contests at 2 n_train, for tests."""
-    seeds = CONTEST_SEEDS if seeds is None else seeds
-    check_params(profile, seeds if isinstance(seeds, (list, tuple)) else [seeds])
+    if seeds is None:                       # smoke: four seeds, enough for the plumbing
+        seeds = CONTEST_SEEDS[:4] if profile == "smoke" else CONTEST_SEEDS
+    seeds = list(seeds) if isinstance(seeds, range) else seeds
+    check_params(profile, seeds)
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"SEEDS: duplicate seeds {sorted(s for s in set(seeds) if seeds.count(s) > 1)} would count a "
+                         f"seed twice in every AUROC; allowed: distinct seeds >= {max(CONTEST_PILOT_SEEDS) + 1}")
     if set(seeds) & set(CONTEST_PILOT_SEEDS):
         raise ValueError(f"SEEDS: seeds {sorted(set(seeds) & set(CONTEST_PILOT_SEEDS))} are the pilot's, which chose "
                          f"the contests' test lengths and never enter a contest; allowed: seeds >= "

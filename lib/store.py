@@ -223,26 +223,28 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
 
 
 def training_cost(runs) -> dict:
-    """What training `runs` cost, from their DONE records: wall seconds summed; CPU seconds (wall x
-    threads) over the runs that recorded their threads; how many did not (trained before the record:
-    wall only), how many trained on a GPU, and how many resumed from a checkpoint that did not record the
-    time before it (their wall is a lower bound)."""
-    out = {"runs": 0, "wall_s": 0.0, "cpu_s": 0.0, "threads_unrecorded": 0, "gpu": 0, "partial": 0, "unknown": 0}
+    """What training `runs` cost, from their DONE records (`save_run`). Over the runs that recorded it by
+    resource (`train_spent`): CPU seconds (wall x threads) and GPU seconds. The rest, counted apart with
+    their wall summed (`<kind>_wall_s`): `legacy`, recorded before costs were kept by resource (a wall
+    time only, and only the last stretch if the run was ever resumed: a lower bound); `partial`, resumed
+    from a checkpoint without the time before it (a lower bound); `unknown`, no time at all."""
+    out = {"runs": 0, "cpu_s": 0.0, "gpu_s": 0.0, "by_resource": 0, "legacy": 0, "legacy_wall_s": 0.0,
+           "partial": 0, "partial_wall_s": 0.0, "unknown": 0}
     for run in runs:
         done = json.loads((run.path / "DONE").read_text())
         out["runs"] += 1
-        wall = done.get("train_wall_s")
-        if wall is None:                      # trained where no time was recorded
-            out["unknown"] += 1
+        if "train_spent" in done:
+            out["by_resource"] += 1
+            for where, seconds in done["train_spent"].items():
+                if where == "cuda":
+                    out["gpu_s"] += seconds
+                else:                         # "cpu x<threads>"
+                    out["cpu_s"] += seconds * int(where.split("x")[1])
             continue
-        out["wall_s"] += wall
-        out["partial"] += bool(done.get("train_wall_partial"))
-        if done.get("device", "cpu") != "cpu":
-            out["gpu"] += 1
-        elif "threads" in done:
-            out["cpu_s"] += wall * done["threads"]
-        else:
-            out["threads_unrecorded"] += 1
+        kind = "unknown" if done.get("train_wall_s") is None else "partial" if done.get("train_wall_partial") else "legacy"
+        out[kind] += 1
+        if kind != "unknown":
+            out[f"{kind}_wall_s"] += done["train_wall_s"]
     return out
 
 

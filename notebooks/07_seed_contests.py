@@ -31,9 +31,11 @@
 # (`bench/contest_pilot.py`, `bench/results/contest_pilot.json`) that read only the OOD accuracy of
 # seeds 0-2, which never enter a contest (`profiles.CONTEST_PILOT_SEEDS`): 2 n_train where the pilot's
 # seeds split there, else the longest length at which they split. The contest seeds are
-# `profiles.CONTEST_SEEDS`. The runs are independent compiled runs, one per seed (not one population
-# program: the jittered schedule draws a loop count per seed and batch), trained by 1-thread workers
-# (`bench/contest_pilot.py --contests`); their cost is printed below.
+# `profiles.CONTEST_SEEDS`. The runs are independent runs, one per seed, not one population program:
+# the jittered schedule draws a loop count per seed and batch, which population training cannot batch.
+# The stored ones were trained by `bench/contest_pilot.py --contests --compile` (compiled step); a run
+# this notebook trains itself is eager. Each contest's training cost is printed below, from the runs'
+# records. (The paper profile's contests read 2 n_train: no pilot has run at the paper's scale.)
 #
 # *The earlier pilot on prefix parity* (1 layer, d = 32, fixed T) left this notebook: parity has a
 # constant-depth shortcut, so its head speeds have no priced frontier to read (its outputs are in the
@@ -76,14 +78,13 @@ runs = {name: store.get_or_train_many(cfgs, progress=PROGRESS, train_if_missing=
 for name, rs in runs.items():
     c, cost = rs[0].config, store.training_cost(rs)
     print(f"{name}: {c.task} n={c.n_train} T={c.T_train}, {c.n_layers} layers d={c.d_model}, seeds "
-          f"{rs[0].config.seed}-{rs[-1].config.seed}; target: whole-word accuracy at n={plan.n_ood(name)}, "
-          f"T={plan.T_ood(name)}")
-    notes = {"threads_unrecorded": "trained before threads were recorded (wall only)",
-             "partial": "resumed from a checkpoint without its earlier time (a lower bound)",
-             "gpu": "trained on a GPU", "unknown": "without a time record"}
-    print(f"   cost: {cost['wall_s'] / 60:.0f} training minutes over {cost['runs']} runs, "
-          f"{cost['cpu_s'] / 60:.0f} CPU minutes (wall x threads) over those that recorded their threads"
-          + "".join(f"; {cost[k]} {text}" for k, text in notes.items() if cost[k]))
+          f"{[r.config.seed for r in rs]}; target: whole-word accuracy at n={plan.n_ood(name)}, T={plan.T_ood(name)}")
+    notes = {"legacy": "recorded before costs by resource: {m:.0f} wall minutes, a lower bound where resumed",
+             "partial": "resumed from a checkpoint without its earlier time: {m:.0f} wall minutes, a lower bound",
+             "unknown": "without a time record"}
+    print(f"   cost: {cost['cpu_s'] / 60:.0f} CPU minutes and {cost['gpu_s'] / 60:.0f} GPU minutes over the "
+          f"{cost['by_resource']} of {cost['runs']} runs that recorded them"
+          + "".join(f"; {cost[k]} {text.format(m=cost.get(f'{k}_wall_s', 0) / 60)}" for k, text in notes.items() if cost[k]))
 
 # %%
 HEAD, TAIL = contest.HEAD_METRICS, contest.TAIL_METRICS

@@ -61,8 +61,13 @@ def test_contests_are_group_word_problems_at_the_contest_seeds():
         assert cfgs[0].task == "S4" and cfgs[0].schedule == "proportional"
     with pytest.raises(ValueError, match="SEEDS: seeds \\[1\\] are the pilot's"):
         profiles.contests("quick", seeds=[1, 3])
-    with pytest.raises(ValueError, match="SEEDS"):
+    with pytest.raises(ValueError, match="SEEDS: must be a non-empty list"):
         profiles.contests("quick", seeds=[])
+    with pytest.raises(ValueError, match="SEEDS: must be a non-empty list"):
+        profiles.contests("quick", seeds=5)
+    with pytest.raises(ValueError, match="SEEDS: duplicate seeds \\[3\\]"):
+        profiles.contests("quick", seeds=[3, 3, 4])
+    assert [c.seed for c in profiles.contests("quick", seeds=range(3, 6)).contests["S4 n8 T6"]] == [3, 4, 5]
 
 
 def test_seed_row_reads_a_trained_run(store_root):

@@ -221,14 +221,16 @@ def test_bad_training_options_are_refused(kw, msg):
 
 
 def test_training_cost_sums_the_records(store_root):
-    runs = [store.get_or_train(RunConfig(**{**TINY, "seed": s, "max_steps": 10})) for s in (0, 1, 2)]
-    walls = [json.loads((r.path / "DONE").read_text())["train_wall_s"] for r in runs]
-    threads = torch.get_num_threads()
-    old = json.loads((runs[2].path / "DONE").read_text())      # a record from before threads were kept
-    del old["threads"], old["device"]
-    old["train_wall_partial"] = True
-    (runs[2].path / "DONE").write_text(json.dumps(old))
+    runs = [store.get_or_train(RunConfig(**{**TINY, "seed": s, "max_steps": 10})) for s in range(4)]
+    done = [json.loads((r.path / "DONE").read_text()) for r in runs]
+    done[0]["train_spent"] = {"cpu x2": 100.0, "cuda": 30.0}          # resumed on a GPU after 100 s on 2 threads
+    done[1]["train_spent"] = {"cpu x1": 50.0}
+    for d in done[2:]:
+        del d["train_spent"]
+    done[2]["train_wall_s"] = 7.0                                      # a record from before costs by resource
+    done[3].update(train_wall_s=3.0, train_wall_partial=True)
+    for r, d in zip(runs, done):
+        (r.path / "DONE").write_text(json.dumps(d))
     cost = store.training_cost(runs)
-    assert cost["runs"] == 3 and cost["threads_unrecorded"] == 1 and cost["partial"] == 1 and cost["gpu"] == 0
-    assert cost["wall_s"] == pytest.approx(sum(walls))
-    assert cost["cpu_s"] == pytest.approx((walls[0] + walls[1]) * threads)
+    assert cost == {"runs": 4, "cpu_s": 250.0, "gpu_s": 30.0, "by_resource": 2, "legacy": 1, "legacy_wall_s": 7.0,
+                    "partial": 1, "partial_wall_s": 3.0, "unknown": 0}
