@@ -411,6 +411,7 @@ class ContestPlan:
     probes: int                    # random directions for the Jacobian alignment
     conv_factor: int               # loops the tail is read over: conv_factor * T_train (fixed point tau*, then
                                    # the tail metrics past it, as notebook 01)
+    tail_count: int                # inputs the tail metrics are read on (notebook 01's count)
 
     def __post_init__(self):
         for name, cfgs in self.contests.items():
@@ -487,8 +488,11 @@ def contests(profile: str, seeds=None) -> ContestPlan:
         targets = {name: 2 * c.n_train for name, c in contracts.items()}
     eval_count = {"smoke": 64, "quick": 512, "paper": 1024}[profile]
     probes = 2 if profile == "smoke" else 4
+    # the tail metrics on as many inputs as notebook 01 reads them (256 quick: half the head's count, and
+    # half the cost of the tail's forward-mode Jacobians; set before any contest seed's metric was read)
+    tail_count = {"smoke": 64, "quick": 256, "paper": 1024}[profile]
     return ContestPlan({name: tuple(contest_config(contracts[name], s) for s in seeds) for name in targets},
-                       targets, 0.5, eval_count, probes, 8)
+                       targets, 0.5, eval_count, probes, 8, tail_count)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,8 +48,9 @@
 # the frontier; frontier completion `F(T_train) / n_train`; the slope of tau against position; the R²
 # of the linear fit of tau at the last position against n; the price gap `|log(v-hat / demand)|`.
 # **Tail metrics** (as notebook 01, `lib/instruments/tail.py`), read **past the fixed point tau\***:
-# 8 `T_train` loops, on the inputs whose raw state settles; a seed without a fixed point has no tail
-# to read (nan, dropped from that metric; `fixed` shows the share of inputs read).
+# 8 `T_train` loops, on the inputs whose raw state settles (of `plan.tail_count` in-distribution
+# inputs, notebook 01's count); a seed without a fixed point has no tail to read (nan, dropped from that
+# metric; `fixed` shows the share of inputs read).
 #
 # **Statistics** (`lib/stats.py`): Spearman's rho of each metric with the OOD accuracy, and the AUROC
 # of each metric (higher value = generalizes) for "generalizes", both with 95 % bootstrap intervals.
@@ -89,7 +90,7 @@ for name, rs in runs.items():
 # %%
 HEAD, TAIL = contest.HEAD_METRICS, contest.TAIL_METRICS
 table = {name: [contest.seed_metrics(r, plan.n_ood(name), plan.T_ood(name), plan.eval_count, plan.probes,
-                                     plan.conv_factor) for r in rs]
+                                     plan.conv_factor, plan.tail_count) for r in rs]
          for name, rs in runs.items()}
 for name, rows in table.items():
     print(f"\n{name}")

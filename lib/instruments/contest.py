@@ -34,9 +34,11 @@ TAIL_METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
 PRIMARY = "v_tau"
 
 
-def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int = 4, conv_factor: int = 8) -> dict:
-    """One row of a contest table: in/OOD accuracy, every head metric, and the tail metrics past the
-    fixed point (run conv_factor x T_train loops) of one trained run."""
+def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int = 4, conv_factor: int = 8,
+                 tail_count: int | None = None) -> dict:
+    """One row of a contest table: in/OOD accuracy and every head metric (over `eval_count` inputs), and
+    the tail metrics past the fixed point (run conv_factor x T_train loops) over `tail_count` inputs of
+    the tail probe set (None: `eval_count`), on which the in-distribution accuracy is read too."""
     c = run.config
     task = c.task_obj()
     nan = float("nan")
@@ -44,7 +46,7 @@ def seed_metrics(run, n_ood: int, T_ood: int, eval_count: int = 512, probes: int
     ok = r.n_solved >= head.MIN_SOLVED
     fit = head.tau_against_n(run.model, c, range(max(2, c.n_train // 2), c.n_train + 1), count=256,
                              min_solved=0).fit if ok else None
-    tokens, labels = probe_set(task, "tail", c.seed, c.n_train, eval_count)
+    tokens, labels = probe_set(task, "tail", c.seed, c.n_train, tail_count or eval_count)
     with torch.no_grad():
         solved = (run.model(tokens, c.T_train).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
     ood = head.accuracy_by_loops(run.model, task, n_ood, T_ood, count=eval_count,
