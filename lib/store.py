@@ -118,16 +118,22 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, spent: dic
     return d
 
 
+def cpu_stretch_seconds(spent: dict[str, float]) -> float:
+    """CPU seconds (wall x threads) of the CPU stretches of a `train_spent` record (labels from
+    `train.resource`: "cpu x<threads>"); its GPU stretches are left out."""
+    return sum(seconds * int(where[len("cpu x"):]) for where, seconds in spent.items() if where.startswith("cpu x"))
+
+
 def cpu_seconds(done: dict) -> float | None:
     """A run's CPU seconds from its DONE record: seconds x threads per CPU stretch where it recorded them
-    by resource (`train_spent`, labels from `train.resource`), else its wall time (one thread per run);
-    None for a run with a GPU stretch or no time."""
+    by resource (`train_spent`), else its wall time (one thread per run); None for a run with a GPU
+    stretch or no time."""
     spent = done.get("train_spent")
     if spent is None:
         return done.get("train_wall_s")
     if any(not where.startswith("cpu x") for where in spent):
         return None
-    return sum(seconds * int(where[len("cpu x"):]) for where, seconds in spent.items())
+    return cpu_stretch_seconds(spent)
 
 
 def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool = True,
@@ -235,11 +241,8 @@ def training_cost(runs) -> dict:
         out["runs"] += 1
         if "train_spent" in done:
             out["by_resource"] += 1
-            for where, seconds in done["train_spent"].items():
-                if where == "cuda":
-                    out["gpu_s"] += seconds
-                else:                         # "cpu x<threads>"
-                    out["cpu_s"] += seconds * int(where.split("x")[1])
+            out["cpu_s"] += cpu_stretch_seconds(done["train_spent"])
+            out["gpu_s"] += done["train_spent"].get("cuda", 0.0)
             continue
         kind = "unknown" if done.get("train_wall_s") is None else "partial" if done.get("train_wall_partial") else "legacy"
         out[kind] += 1
