@@ -87,8 +87,10 @@ _QUICK_SETTLED_T = (16, 8, 4)      # demand 4 (T = 2) is not learned by this mod
                                    # recipe (03's contrast rows); not trained under the settled one
 
 # The paper profile trains sizes s and m by default; size l (4 layers, d = 512) is optional
-# (`sizes=PAPER_SIZES_WITH_L`): with it the profile's upper-bound cost on one H200 is about 8 h instead
-# of about 5 h (bench/paper_plan.py), over the 6 h one GPU session is given.
+# (`sizes=PAPER_SIZES_WITH_L`). The profile's upper-bound cost on one H200 without it is in bench/README.md's
+# paper-plan table (`python -m bench.paper_plan --no-train --update`: 5.6 h with the S4 contests); size l
+# added about 3 h when last planned (8 h against 5 h, before the contests moved to S4): over the 6 h one
+# GPU session is given.
 PAPER_SIZES = ("s", "m")
 PAPER_SIZES_WITH_L = ("s", "m", "l")
 
