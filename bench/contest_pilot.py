@@ -3,7 +3,8 @@
     OMP_NUM_THREADS=1 python -m bench.contest_pilot [--compile]    # trains missing pilot runs, then reads them
     OMP_NUM_THREADS=1 python -m bench.contest_pilot --contests --shard 0/2 --compile   # then the contests' runs
 
-The contests are populations of the settled recipe (`profiles.SETTLED`) on S4 prefix products; a
+The contests are 16-seed populations of the settled recipe (`profiles.SETTLED`) on S4 prefix products,
+trained as independent runs; a
 contest is informative only where its seeds split on out-of-distribution accuracy. This pilot reads
 ONLY that accuracy (whole-word, at length n with the loops the run gets there, `cfg.loops_at(n)`: the
 project's one rule) on a few pilot seeds per contract, at every n from n_train + 1 to 3 n_train. No
@@ -31,9 +32,9 @@ import torch
 
 from bench.search_log import parse_share
 from lib.profiles import CONTEST_PILOT_SEEDS as PILOT_SEEDS
+from lib.profiles import CONTEST_THRESHOLD as THRESHOLD      # a seed "generalizes" at accuracy >= THRESHOLD
 
 OUT = Path(__file__).parent / "results" / "contest_pilot.json"
-THRESHOLD = 0.5          # a seed "generalizes" at accuracy >= THRESHOLD: the contests' threshold
 
 
 def target_length(acc: dict, n_train: int, threshold: float = THRESHOLD) -> int | None:

@@ -63,6 +63,12 @@ def _every_contest_tested(r: dict) -> bool:
             and all(t is not None and is_group_word_problem(t) for t in r.get("tasks", {None: None}).values()))
 
 
+def _every_contest_tail_defined(r: dict) -> bool:
+    """As `_every_contest_tested`, and every contest has some tail AUROC defined."""
+    by_contest = r.get("tail_defined_by_contest") or {}
+    return _every_contest_tested(r) and len(by_contest) == 3 and all(n > 0 for n in by_contest.values())
+
+
 CLAIMS = (
     Claim("budget_exponent", 1, "A §6.1", "Frontier speed scales with demand: v ∝ (n_train/T_train)^b",
           "b = 0.98 ± 0.04", "|b − 0.98| ≤ 0.10", "03_budget_law",
@@ -161,15 +167,18 @@ CLAIMS += (
 CLAIMS += (
     Claim("primary_significant_contests", 5, "A §8",
           "In three 16-seed contests the head instrument measured in distribution predicts OOD generalization",
-          "AUROC up to 1.00", "the primary head metric (named before the contests ran) predicts in all 3 contests: "
-          "its AUROC interval excludes 0.5 (contests shown)", "07_seed_contests", lambda v: v >= 3, lambda v: v >= 1,
+          "AUROC up to 1.00", "the primary head metric (named before the contests ran) predicts in all 3 contests, "
+          "in one direction: its AUROC interval excludes 0.5 on the same side (contests shown)", "07_seed_contests",
+          lambda v: v >= 3, lambda v: v >= 1,
           "three contests on group word problems, each tested: its seeds fall on both sides of the threshold",
           _every_contest_tested),
-    Claim("tail_significant_count", 5, "A §8", "Tail metrics do not predict which seeds generalize", "not significant",
-          "no tail metric's AUROC interval excludes 0.5 in any contest (count shown)", "07_seed_contests",
-          lambda v: v == 0, lambda v: v <= 1,
-          "tail metrics read past the fixed point tau*: some AUROC defined (seeds that reach a fixed point, on both "
-          "sides of the threshold)", lambda r: r["tail_defined"] > 0),
+    Claim("tail_excess_over_chance", 5, "A §8", "Tail metrics do not predict which seeds generalize", "not significant",
+          "tail AUROC intervals excluding 0.5, over the three contests, minus the most chance alone gives "
+          "(95th percentile of Binomial(defined, 0.05)) ≤ 0 (count and bound printed by the notebook)", "07_seed_contests",
+          lambda v: v <= 0, lambda v: v <= 1,
+          "three contests on group word problems, each tested, each with a tail AUROC defined (seeds past a "
+          "fixed point on both sides of the threshold)",
+          _every_contest_tail_defined),
 )
 CLAIMS += (
     Claim("e2h_4x_best_acc", 6, "A §6", "Easy-to-hard prefix sums: 4× exact-match length extrapolation",

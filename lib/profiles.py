@@ -439,6 +439,7 @@ class ContestPlan:
 # tail population (01), where only their OOD accuracy and tail metrics are read, never a head metric.
 CONTEST_PILOT_SEEDS = (0, 1, 2)
 CONTEST_SEEDS = tuple(range(3, 19))
+CONTEST_THRESHOLD = 0.5     # a seed "generalizes" at OOD whole-word accuracy >= this: the pilot's and the contests'
 # The quick contests' test lengths, chosen by the pilot's rule on its OOD accuracies alone
 # (bench/results/contest_pilot.json, 2026-12-01; tests/test_contest.py holds the two equal): at 2 n_train
 # the T = 8 pilot seeds all generalize (0.83-0.89) and the T = 4 ones all fail (0.00-0.29), so each
@@ -494,7 +495,7 @@ def contests(profile: str, seeds=None) -> ContestPlan:
     # half the cost of the tail's forward-mode Jacobians; set before any contest seed's metric was read)
     tail_count = {"smoke": 64, "quick": 256, "paper": 1024}[profile]
     return ContestPlan({name: tuple(contest_config(contracts[name], s) for s in seeds) for name in targets},
-                       targets, 0.5, eval_count, probes, 8, tail_count)
+                       targets, CONTEST_THRESHOLD, eval_count, probes, 8, tail_count)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -72,3 +72,13 @@ def auroc(scores, positive, seed: int = 0, n_resamples: int = 2000) -> Estimate:
     value = stats.mannwhitneyu(s[pos], s[~pos]).statistic / (pos.sum() * (~pos).sum())
     lo, hi = _bootstrap(auc, (s, pos.astype(float)), seed, n_resamples)
     return Estimate(float(value), lo, hi, len(s))
+
+
+def chance_bound(tests: int, alpha: float = 0.05, level: float = 0.95) -> int:
+    """How many of `tests` results at false-positive rate `alpha` each can come out significant by chance
+    alone, at most, with probability `level`: the `level` quantile of Binomial(tests, alpha). Taken as
+    independent tests; correlated ones (metrics of the same seeds) spread the chance count wider, so
+    against them this bound is strict."""
+    if isinstance(tests, bool) or not isinstance(tests, (int, np.integer)) or tests < 0:
+        raise ValueError(f"tests: a count >= 0, got {tests!r}")
+    return int(stats.binom.ppf(level, tests, alpha))

@@ -32,7 +32,8 @@
 # seeds 0-2, which never enter a contest (`profiles.CONTEST_PILOT_SEEDS`): 2 n_train where the pilot's
 # seeds split there, else the longest length at which they split. The contest seeds are
 # `profiles.CONTEST_SEEDS`. The runs are independent runs, one per seed, not one population program:
-# the jittered schedule draws a loop count per seed and batch, which population training cannot batch.
+# the jittered schedule draws a loop count per seed and batch, so a population step would run every
+# seed at the step's largest draw, which costs more than batching gains (`population.batchable`).
 # The stored ones were trained by `bench/contest_pilot.py --contests --compile` (compiled step); a run
 # this notebook trains itself is eager. Each contest's training cost is printed below, from the runs'
 # records. (The paper profile's contests read 2 n_train: no pilot has run at the paper's scale.)
@@ -44,7 +45,9 @@
 # **Primary head metric, named before any group-word-problem contest ran** (`contest.PRIMARY`):
 # **v-hat from tau at n_train**, the paper's head reading and the speed its halting rule uses. The
 # ledger's head row reads it alone: the head instrument predicts in a contest when its AUROC interval
-# excludes 0.5. **Secondary head metrics** (in distribution, `lib/instruments/contest.py`): v-hat from
+# excludes 0.5, and the row counts the contests where it does so in one direction (the direction most
+# of them take: no direction was chosen in advance, and a metric that flips between contests is no
+# stable predictor). **Secondary head metrics** (in distribution, `lib/instruments/contest.py`): v-hat from
 # the frontier; frontier completion `F(T_train) / n_train`; the slope of tau against position; the R²
 # of the linear fit of tau at the last position against n; the price gap `|log(v-hat / demand)|`.
 # **Tail metrics** (as notebook 01, `lib/instruments/tail.py`), read **past the fixed point tau\***:
@@ -56,7 +59,10 @@
 # of each metric (higher value = generalizes) for "generalizes", both with 95 % bootstrap intervals.
 # A metric predicts when its AUROC interval excludes 0.5 on either side (a metric that predicts in
 # reverse is still a predictor; no orientation is chosen from the data). With 95 % intervals about
-# one defined AUROC in 20 excludes 0.5 by chance alone; the counts below print that expectation.
+# one defined AUROC in 20 excludes 0.5 by chance alone; the counts below print that expectation, and
+# the ledger's tail row counts the significant tail AUROCs beyond the most chance alone gives (the 95th
+# percentile of Binomial(defined, 0.05), `stats.chance_bound`). These two ledger rules (direction,
+# chance) were set after a review and before any contest seed's metric was read.
 
 # %% tags=["parameters"]
 PROFILE = "quick"
@@ -68,7 +74,7 @@ PROGRESS = False
 # %%
 import matplotlib.pyplot as plt
 
-from lib import claims, plots, profiles, store
+from lib import claims, plots, profiles, stats, store
 from lib.instruments import contest
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
@@ -76,8 +82,9 @@ device = profiles.resolve_device(DEVICE)
 plan = profiles.contests(PROFILE, SEEDS)
 runs = {name: store.get_or_train_many(cfgs, progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
         for name, cfgs in plan.contests.items()}
+costs = {name: store.training_cost(rs) for name, rs in runs.items()}
 for name, rs in runs.items():
-    c, cost = rs[0].config, store.training_cost(rs)
+    c, cost = rs[0].config, costs[name]
     print(f"{name}: {c.task} n={c.n_train} T={c.T_train}, {c.n_layers} layers d={c.d_model}, seeds "
           f"{[r.config.seed for r in rs]}; target: whole-word accuracy at n={plan.n_ood(name)}, T={plan.T_ood(name)}")
     notes = {"legacy": "recorded before costs by resource: {m:.0f} wall minutes, a lower bound where resumed",
@@ -102,7 +109,8 @@ for name, rows in table.items():
 # %% [markdown]
 # ## Metric × contest: Spearman and AUROC with 95 % bootstrap intervals
 # Over the seeds of each contest (seeds that fail their training distribution included: the
-# contest asks which seed to keep). Per metric: does it predict (AUROC interval excludes 0.5)?
+# contest asks which seed to keep; a seed with too few solved inputs to read a head, `head.MIN_SOLVED`,
+# drops out of the head metrics only, and one without a fixed point out of the tail metrics). Per metric: does it predict (AUROC interval excludes 0.5)?
 # The paper: head metrics yes, tail metrics no.
 
 # %%
@@ -126,13 +134,15 @@ plt.show()
 # ## Summary and verdict
 
 # %%
-results = contest.contest_results(table, summary)
+results = contest.contest_results(table, summary, costs)
 claims.print_verdicts("07_seed_contests", results, PROFILE)
 print(f"primary head metric {results['primary']}: predicts in {results['primary_significant_contests']} of "
-      f"{results['contests']} contests; AUROC [value, 95 % interval] per contest: {results['primary_auroc']}")
+      f"{results['contests']} contests in one direction (by direction: {results['primary_significant_by_direction']}); "
+      f"AUROC [value, 95 % interval] per contest: {results['primary_auroc']}")
 print(f"secondary: contests where some head metric's AUROC interval excludes 0.5: "
       f"{results['head_significant_contests']} of {len(summary)} (the best of six per contest: optimistic)")
 for kind, names in (("head", HEAD), ("tail", TAIL)):
     hits, defined = contest.significant_hits(summary, names)
-    print(f"{kind}: {len(hits)} of {defined} AUROC intervals exclude 0.5 (chance alone: ~{0.05 * defined:.1f}): "
+    print(f"{kind}: {len(hits)} of {defined} AUROC intervals exclude 0.5 (chance alone: ~{0.05 * defined:.1f} expected, "
+          f"at most {stats.chance_bound(defined)} at 95 %): "
           + (", ".join(hits) or "none"))

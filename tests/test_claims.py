@@ -38,7 +38,7 @@ BOUNDARIES = {
     "anneal_transfer_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
     "anneal_minus_scratch": [(0.5, R), (0.5 - E, P), (E, P), (0.0, N)],
     "primary_significant_contests": [(3, R), (2, P), (1, P), (0, N)],
-    "tail_significant_count": [(0, R), (1, P), (2, N)],
+    "tail_excess_over_chance": [(-2, R), (0, R), (1, P), (2, N)],
     "e2h_4x_best_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
     "best_is_recall_outer": [(True, R), (False, N)],
     "internal_minus_external": [(-0.1, R), (-0.1 - E, P), (-0.3, P), (-0.3 - E, N)],
@@ -53,7 +53,7 @@ MET = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval"
                                                for r in ("internal", "external")},
        "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0},
        "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": [0.9, 0.8, 1.0], "c": [0.1, 0.0, 0.2]}, "tail_defined": 3,
-       "tasks": {"a": "S4", "b": "S4", "c": "A5"}}
+       "tail_defined_by_contest": {"a": 1, "b": 1, "c": 1}, "tasks": {"a": "S4", "b": "S4", "c": "A5"}}
 UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "budget_exponent_interval": None, "fixed_point_fraction": 0.0,
          "untied_s4_learned_fraction": 0.0, "a5_learned_fraction": {"operator_first": 0.0},
          "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.0, "best_acc_by_length": {"16": 0.89, "64": 0.0},
@@ -61,7 +61,7 @@ UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "budget_exponent_interval
                                                  "external recall, outer norm": {"extrapolation": {"32": 0.05 - E}}},
          "sudoku_board": {"internal, 24 givens": 0.0, "external, 24 givens": 0.0},
          "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": None, "c": [0.1, 0.0, 0.2]}, "tail_defined": 0,
-         "tasks": {"a": "S4", "b": "S4", "c": "parity"}}
+         "tail_defined_by_contest": {"a": 1, "b": 0, "c": 1}, "tasks": {"a": "S4", "b": "S4", "c": "parity"}}
 
 
 def test_every_claim_has_boundaries():
@@ -147,3 +147,16 @@ def test_the_contest_claim_needs_three_group_word_problem_contests():
     assert claims.verdict(c, 0, True, pilot) == "not measured"          # a parity pilot is not the paper's contest
     two = dict(primary_auroc=dict(list(tested.items())[:2]), tasks={"a": "S4", "b": "S4"})
     assert claims.verdict(c, 2, True, two) == "not measured"
+
+
+def test_the_tail_contest_claim_needs_a_tail_reading_in_every_contest():
+    c = claims.claim("tail_excess_over_chance")
+    tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
+    every = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "S4"},
+                 tail_defined_by_contest={"a": 5, "b": 2, "c": 1})
+    assert claims.verdict(c, 0, True, every) == R
+    one_without = {**every, "tail_defined_by_contest": {"a": 5, "b": 0, "c": 1}}   # a contest with no fixed point read
+    assert claims.verdict(c, 0, True, one_without) == "not measured"
+    assert claims.verdict(c, 0, True, {**every, "tail_defined_by_contest": {}}) == "not measured"
+    untested = {**every, "primary_auroc": {**tested, "c": None}}                  # seeds on one side in contest c
+    assert claims.verdict(c, 0, True, untested) == "not measured"

@@ -1,5 +1,6 @@
 """Seed-contest evaluation (Paper A §8): metric-vs-target statistics on constructed data, the OOD
 target length, and one contest row read from a tiny trained run."""
+import json
 import math
 from dataclasses import replace
 
@@ -114,6 +115,21 @@ def test_contest_results_on_constructed_tables():
     assert both["head_best_auroc_min"] == pytest.approx(1.0)
     none = contest.contest_results({"b": table["b"]}, {"b": summary["b"]})
     assert none["tail_significant_count"] is None and none["contests_tested"] == 0
+    assert none["tail_excess_over_chance"] is None and none["tail_defined_by_contest"] == {"b": 0}
+    # five tail AUROCs defined, all significant: chance alone gives at most 1 of 5 at 95 %
+    assert res["tail_defined_by_contest"] == {"a": 5, "b": 0} and res["tail_chance_bound"] == 1
+    assert res["tail_excess_over_chance"] == 5 - 1 and res["cost"] is None
+
+
+def test_the_primary_metric_counts_contests_in_one_direction():
+    ood = [0.0, 0.1, 0.2, 0.3, 0.6, 0.7, 0.8, 0.9]
+    forward, reverse = _table(ood, range(8)), _table(ood, range(8, 0, -1))
+    table = {"a": forward, "b": reverse, "c": forward}
+    res = contest.contest_results(table, contest.summarize(table, 0.5), costs={"a": {"cpu_s": 1.0}})
+    assert res["primary_significant_by_direction"] == {"higher generalizes": 2, "lower generalizes": 1}
+    assert res["primary_significant_contests"] == 2 and res["cost"] == {"a": {"cpu_s": 1.0}}
+    flipped = {"a": forward, "b": reverse}
+    assert contest.contest_results(flipped, contest.summarize(flipped, 0.5))["primary_significant_contests"] == 1
 
 
 def test_pilot_target_length_rule():
@@ -131,8 +147,10 @@ def test_pilot_target_length_rule():
 
 
 def test_pilot_seeds_never_enter_a_contest():
-    from bench.contest_pilot import PILOT_SEEDS
+    from bench.contest_pilot import OUT, PILOT_SEEDS
     assert not set(PILOT_SEEDS) & set(profiles.CONTEST_SEEDS) and len(profiles.CONTEST_SEEDS) == 16
+    pilot = json.loads(OUT.read_text())                      # the seeds the committed pilot actually read
+    assert all(p["pilot_seeds"] == list(profiles.CONTEST_PILOT_SEEDS) for p in pilot.values())
     quick = profiles.contest_contracts("quick")
     # at T = 8 and T = 4 a contest seed's run is the tail population's run of that seed (one stored run);
     # T = 6 is not a budget-law contract

@@ -62,3 +62,20 @@ def test_vectorised_intervals_equal_one_scipy_call_per_resample(seed):
     r, a = stats.spearman(x, y, seed=seed, n_resamples=400), stats.auroc(x, pos, seed=seed, n_resamples=400)
     assert (r.low, r.high) == pytest.approx(tuple(reference(rho, (x, y))), abs=1e-12)
     assert (a.low, a.high) == pytest.approx(tuple(reference(auc, (x, pos.astype(float)))), abs=1e-12)
+
+
+def test_chance_bound_is_the_binomial_quantile_by_brute_force():
+    from math import comb
+
+    def quantile(n, p=0.05, level=0.95):          # smallest k with P(X <= k) >= level, summed by hand
+        total = 0.0
+        for k in range(n + 1):
+            total += comb(n, k) * p ** k * (1 - p) ** (n - k)
+            if total >= level - 1e-12:
+                return k
+    for n in (0, 1, 5, 15, 30, 90):
+        assert stats.chance_bound(n) == quantile(n), n
+    assert stats.chance_bound(15) == 2                 # 15 tail AUROCs: up to 2 significant by chance alone
+    for bad in (-1, 2.5, True, "15"):
+        with pytest.raises(ValueError, match="tests"):
+            stats.chance_bound(bad)

@@ -234,3 +234,6 @@ def test_training_cost_sums_the_records(store_root):
     cost = store.training_cost(runs)
     assert cost == {"runs": 4, "cpu_s": 250.0, "gpu_s": 30.0, "by_resource": 2, "legacy": 1, "legacy_wall_s": 7.0,
                     "partial": 1, "partial_wall_s": 3.0, "unknown": 0}
+    (runs[3].path / "DONE").write_text(json.dumps({**done[3], "train_wall_s": None}))     # no time at all
+    cost = store.training_cost(runs)
+    assert (cost["unknown"], cost["partial"], cost["partial_wall_s"]) == (1, 0, 0.0)

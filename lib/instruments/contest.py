@@ -116,14 +116,19 @@ def _interval(x) -> list | None:
     return None if x is None else [round(x.value, 3), round(x.low, 3), round(x.high, 3)]
 
 
-def contest_results(table: dict, summary: dict) -> dict:
-    """The ledger's numbers over the contests: how many contests the primary head metric predicts in
-    (its AUROC interval excludes 0.5) with its AUROC per contest (None where untested); secondary: the
-    best head metric's discrimination per contest (its minimum over contests, only when every contest
-    was tested), how many contests have some significant head metric, the significant head AUROCs
-    among those defined; and the count of significant tail AUROCs (None when none was defined:
-    nothing was tested)."""
+def contest_results(table: dict, summary: dict, costs: dict | None = None) -> dict:
+    """The ledger's numbers over the contests: in how many contests the primary head metric predicts
+    (its AUROC interval excludes 0.5) in one direction, the direction most contests take (a metric that
+    predicts forward in one contest and in reverse in another is no stable predictor), with its AUROC
+    per contest (None where untested); secondary: the best head metric's discrimination per contest
+    (its minimum over contests, only when every contest was tested), how many contests have some
+    significant head metric, the significant head AUROCs among those defined; the count of significant
+    tail AUROCs and its excess over what chance alone gives (`stats.chance_bound` of the defined ones;
+    None when none was defined: nothing was tested), with the defined tail AUROCs per contest; and
+    `costs` (contest -> `store.training_cost` of its runs) as given."""
     primary = {name: ms[PRIMARY] for name, ms in summary.items()}
+    higher = sum(e["auroc"] is not None and e["auroc"].low > 0.5 for e in primary.values())   # higher generalizes
+    lower = sum(e["auroc"] is not None and e["auroc"].high < 0.5 for e in primary.values())
     head_best = [np.nanmax([discrimination(ms[m]) for m in HEAD_METRICS])
                  if any(ms[m]["auroc"] is not None for m in HEAD_METRICS) else float("nan") for ms in summary.values()]
     tested = int(np.isfinite(head_best).sum())      # contests with both generalizing and failing seeds
@@ -134,13 +139,19 @@ def contest_results(table: dict, summary: dict) -> dict:
         "tasks": {name: rows[0].get("task") for name, rows in table.items()},
         "contests_tested": tested,
         "primary": PRIMARY,
-        "primary_significant_contests": sum(significant(e) for e in primary.values()),
+        "primary_significant_contests": max(higher, lower),
+        "primary_significant_by_direction": {"higher generalizes": higher, "lower generalizes": lower},
         "primary_auroc": {name: _interval(e["auroc"]) for name, e in primary.items()},
         "head_significant_count": len(head_hits), "head_defined": head_defined,
         "tail_defined": tail_defined,
         "head_best_auroc_min": round(float(np.nanmin(head_best)), 3) if tested == len(summary) else None,
         "head_significant_contests": sum(any(significant(ms[m]) for m in HEAD_METRICS) for ms in summary.values()),
         "tail_significant_count": len(tail_hits) if tail_defined else None,
+        "tail_chance_bound": stats.chance_bound(tail_defined),
+        "tail_excess_over_chance": len(tail_hits) - stats.chance_bound(tail_defined) if tail_defined else None,
+        "tail_defined_by_contest": {name: sum(ms[m]["auroc"] is not None for m in TAIL_METRICS)
+                                    for name, ms in summary.items()},
+        "cost": costs,
         "ood_spread": {name: [round(min(r["ood_acc"] for r in rows), 3), round(max(r["ood_acc"] for r in rows), 3)]
                        for name, rows in table.items()},
         "table": {name: {m: {"rho": _interval(e["rho"]), "auroc": _interval(e["auroc"])} for m, e in ms.items()}
