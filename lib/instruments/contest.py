@@ -151,7 +151,8 @@ def contest_results(table: dict, summary: dict, costs: dict | None = None) -> di
         "tail_excess_over_chance": len(tail_hits) - stats.chance_bound(tail_defined) if tail_defined else None,
         "tail_defined_by_contest": {name: sum(ms[m]["auroc"] is not None for m in TAIL_METRICS)
                                     for name, ms in summary.items()},
-        "cost": costs,
+        "cost": None if costs is None else {name: {k: round(v, 1) if isinstance(v, float) else v for k, v in c.items()}
+                                            for name, c in costs.items()},
         "ood_spread": {name: [round(min(r["ood_acc"] for r in rows), 3), round(max(r["ood_acc"] for r in rows), 3)]
                        for name, rows in table.items()},
         "table": {name: {m: {"rho": _interval(e["rho"]), "auroc": _interval(e["auroc"])} for m, e in ms.items()}
