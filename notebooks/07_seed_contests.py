@@ -108,6 +108,13 @@ for name, rows in table.items():
 
 # %% [markdown]
 # ## Metric × contest: Spearman and AUROC with 95 % bootstrap intervals
+# A contest can only test a metric when enough seeds fall on each side: with k of n seeds
+# generalizing, even a perfect ranking has an exact permutation p-value of 2 / C(n, k)
+# (`contest.smallest_p`, printed per contest); at 0.05 or more (one seed of 16) no metric can predict
+# significantly there, and a bootstrap interval cannot exclude 0.5 either. This was not foreseen when
+# the targets were fixed (the pilot's three seeds split at each target) and changes no rule: the
+# ledger reads the rules as fixed before the contests ran.
+#
 # Over the seeds of each contest (seeds that fail their training distribution included: the
 # contest asks which seed to keep; a seed with too few solved inputs to read a head, `head.MIN_SOLVED`,
 # drops out of the head metrics only, and one without a fixed point out of the tail metrics). Per metric: does it predict (AUROC interval excludes 0.5)?
@@ -116,9 +123,7 @@ for name, rows in table.items():
 # %%
 summary = contest.summarize(table, plan.threshold)
 for name, ms in summary.items():
-    ood = [r["ood_acc"] for r in table[name]]
-    print(f"\n{name}: {sum(o >= plan.threshold for o in ood)}/{len(ood)} seeds generalize (OOD acc >= "
-          f"{plan.threshold}); OOD accuracy range {min(ood):.3f}..{max(ood):.3f}")
+    print("\n" + contest.describe_split(name, [r["ood_acc"] for r in table[name]], plan.threshold))
     for m, e in ms.items():
         kind = "head" if m in HEAD else "tail"
         role = "head (PRIMARY)" if m == contest.PRIMARY else kind

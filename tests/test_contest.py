@@ -165,3 +165,18 @@ def test_quick_contest_targets_are_the_pilots():
     pilot = json.loads((Path(__file__).resolve().parent.parent / "bench/results/contest_pilot.json").read_text())
     assert profiles.CONTEST_TARGETS == {name: r["target_n"] for name, r in pilot.items() if r["target_n"] is not None}
     assert set(profiles.CONTEST_TARGETS) == set(profiles.contest_contracts("quick"))
+
+
+def test_smallest_p_is_the_exact_permutation_bound_by_brute_force():
+    from itertools import combinations
+    for seeds, k in ((16, 1), (16, 3), (6, 2), (5, 0)):
+        # a perfect score ranks the k generalizing seeds on top; count the labelings that rank at least as well
+        labelings = list(combinations(range(seeds), k))
+        one_sided = sum(set(c) == set(range(seeds - k, seeds)) for c in labelings) / len(labelings)
+        assert contest.smallest_p(seeds, k) == pytest.approx(min(1.0, 2 * one_sided))
+    assert contest.smallest_p(16, 1) == 0.125 and contest.smallest_p(16, 3) == pytest.approx(2 / 560)
+    with pytest.raises(ValueError, match="generalize"):
+        contest.smallest_p(16, 17)
+    assert contest.describe_split("c", [0.0, 0.6, 0.2, 0.5], 0.5) == (
+        "c: 2/4 seeds generalize (OOD acc >= 0.5); OOD accuracy range 0.000..0.600; the smallest p-value any "
+        "metric can reach with this split: 0.333")
