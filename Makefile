@@ -22,8 +22,10 @@ chromium:
 	@command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium >/dev/null)
 
+# one 1-thread worker per core (-n auto); --dist loadfile keeps each test file, and each notebook's
+# cells, in one worker and in order (nbval needs its cells run in sequence by one kernel)
 test: $(STAMP) chromium
-	LOOPS_HEADLESS=1 OMP_NUM_THREADS=1 $(PY) -m pytest tests notebooks/0*.ipynb \
+	LOOPS_HEADLESS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n auto --dist loadfile tests notebooks/0*.ipynb \
 		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --durations=25
 
 # developers: re-execute the committed notebooks in place after editing their .py sources
