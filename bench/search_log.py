@@ -33,23 +33,35 @@ def parse_share(text: str, option: str) -> tuple[int, int]:
     return i, k
 
 
+def failed(rows: list[dict], recipe: str, metric: str, bar: float) -> bool:
+    """Whether some logged seed of `recipe` has row[metric] below `bar`: under a rule that asks every
+    seed to reach the bar, the recipe is then decided (it does not learn) whatever its other seeds do."""
+    return any(r["recipe"] == recipe and r[metric] < bar for r in rows)
+
+
 def run_queue(queue: list[tuple], measure: Callable[..., dict], log: Path, worker: str,
-              key_of: Callable[[dict], tuple]) -> int:
+              key_of: Callable[[dict], tuple],
+              decided: Callable[[list[dict], tuple], bool] = lambda rows, key: False) -> int:
     """worker "i/k": measure every k-th queue entry from i whose key is not logged yet (key_of(row)
-    names a logged row's key), appending each row to `log` as it is measured."""
+    names a logged row's key) and whose outcome is not already decided by the logged rows
+    (decided(rows, key): e.g. another seed of the same recipe failed), appending each row to `log`
+    as it is measured. Rows are re-read before each entry, so workers see each other's results."""
     i, k = parse_share(worker, "--worker")
     torch.set_num_threads(1)
     for j, key in enumerate(queue):
-        if j % k != i or key in {key_of(r) for r in read_rows(log)}:
+        rows = read_rows(log)
+        if j % k != i or key in {key_of(r) for r in rows} or decided(rows, key):
             continue
         append_row(log, measure(*key))
     return 0
 
 
 def search_main(argv, description: str, queue: list[tuple], measure: Callable[..., dict], log: Path,
-                table: Callable[[list[dict]], None], decide: Callable[[list[dict]], dict]) -> int:
+                table: Callable[[list[dict]], None], decide: Callable[[list[dict]], dict],
+                decided: Callable[[list[dict], tuple], bool] = lambda rows, key: False) -> int:
     """The command line every (recipe, seed) search shares: --worker i/k [--compile] measures its share
-    of the queue (measure(recipe, seed, compile)); --table prints the log; --decide applies the rule."""
+    of the queue (measure(recipe, seed, compile)), skipping entries `decided` by the log; --table
+    prints the log; --decide applies the rule."""
     import argparse
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--worker", default="0/1", help="i/k: this process takes every k-th queue entry from i")
@@ -64,4 +76,4 @@ def search_main(argv, description: str, queue: list[tuple], measure: Callable[..
         print(json.dumps(decide(read_rows(log)), indent=1))
         return 0
     return run_queue(queue, lambda recipe, seed: measure(recipe, seed, args.compile), log, args.worker,
-                     lambda row: (row["recipe"], row["seed"]))
+                     lambda row: (row["recipe"], row["seed"]), decided)

@@ -133,6 +133,9 @@ class RunConfig:
             raise ValueError(f"task: {self.task!r} needs causal=False (a square depends on the whole board) and "
                              f"n_train = curriculum_start = {cells} (one token per square), got causal={self.causal}, "
                              f"n_train={self.n_train}, curriculum_start={self.curriculum_start}")
+        if self.pos == "grid" and self.task != "sudoku":
+            raise ValueError(f"pos: 'grid' encodes a sudoku board's rows, columns and boxes; allowed only with "
+                             f"task 'sudoku', got task {self.task!r}")
         if not self.tied and self.loss_loops == "progressive":
             raise ValueError("loss_loops: 'progressive' restarts the loop from a detached state; the untied control "
                              "has one block per loop; allowed with tied=False: 'final', 'tail'")

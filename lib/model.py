@@ -15,7 +15,9 @@ Controls for the architecture-prior study (Paper A §6.2, App. D):
                 transformer of depth n_layers * n_blocks with the same injection and readout).
   pos           "none" (NoPE, the default), "learned" absolute, "rotary" (RoPE on queries and
                 keys), or "scan": fixed scan-address features of the position (see
-                `scan_address`) through a learned projection, added to the token embedding.
+                `scan_address`) through a learned projection, added to the token embedding;
+                "grid" (sudoku): each cell's row, column and box (`grid_address`) through a learned
+                projection, so two cells share a feature exactly when they constrain each other.
 
 causal=False: bidirectional attention (every position sees every other), for sudoku only.
 attn_window > 0: causal local attention, each position sees itself and the attn_window - 1 before it
@@ -67,7 +69,7 @@ RECALL_OPS = ("add", "linear", "concat")
 NORMS = ("pre", "peri", "post", "sandwich")
 NORM_KINDS = ("layer", "rms")
 RESIDUAL_INITS = ("block", "depth")
-POSITIONAL = ("none", "learned", "rotary", "scan")
+POSITIONAL = ("none", "learned", "rotary", "scan", "grid")
 PRESETS = {  # the paper's sizes; heads chosen so every head is 32 wide (the paper does not say)
     "s": dict(n_layers=2, d_model=128, n_heads=4),
     "m": dict(n_layers=2, d_model=256, n_heads=8),
@@ -148,6 +150,25 @@ def scan_address(N: int, max_len: int = 1024) -> torch.Tensor:
     i = torch.arange(N, dtype=torch.float32)[:, None]
     angle = math.pi * i / (2.0 ** torch.arange(M, dtype=torch.float32))[None, :]
     return torch.stack([angle.cos(), angle.sin()], dim=-1).reshape(N, 2 * M)
+
+
+GRID_CELLS = 81       # a 9 x 9 board, row-major, after the BOS token
+GRID_FEATURES = 28    # BOS flag, then row, column and box one-hots (9 each)
+
+
+def grid_address(N: int = GRID_CELLS + 1) -> torch.Tensor:
+    """Grid features of positions 0..N-1 of [BOS, cell_0, ..., cell_80], shape (N, 28): position 0
+    carries only the BOS flag; cell k (row r = k // 9, column c = k % 9) has ones at 1 + r,
+    10 + c and 19 + box with box = 3 (r // 3) + c // 3. Two cells share a feature exactly when they
+    share a row, column or box, i.e. when sudoku's rule ties them."""
+    if not 1 <= N <= GRID_CELLS + 1:
+        raise ValueError(f"tokens: the 'grid' encoding covers BOS and {GRID_CELLS} cells (N <= {GRID_CELLS + 1}), got N={N}")
+    f = torch.zeros(N, GRID_FEATURES)
+    f[0, 0] = 1.0
+    for k in range(N - 1):
+        r, c = divmod(k, 9)
+        f[1 + k, [1 + r, 10 + c, 19 + 3 * (r // 3) + c // 3]] = 1.0
+    return f
 
 
 def scan_shift(k: int, max_len: int = 1024) -> torch.Tensor:
@@ -330,6 +351,9 @@ class LoopedTransformer(nn.Module):
         elif cfg.pos == "scan":
             self.register_buffer("scan_features", scan_address(cfg.max_len, cfg.max_len), persistent=False)
             self.scan_proj = nn.Linear(self.scan_features.shape[1], d, bias=False)
+        elif cfg.pos == "grid":
+            self.register_buffer("grid_features", grid_address(), persistent=False)
+            self.grid_proj = nn.Linear(GRID_FEATURES, d, bias=False)
         # tied: ONE block of n_layers layers, reused at every loop; untied: n_blocks blocks laid end to end
         self.block = nn.ModuleList(Layer(cfg) for _ in range(cfg.n_layers * cfg.n_blocks))
         if cfg.injection == "adapter":
@@ -401,7 +425,7 @@ class LoopedTransformer(nn.Module):
         return self.cfg.n_blocks == 1
 
     def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
-        """e = token embedding (+ positional encoding when pos is "learned" or "scan")."""
+        """e = token embedding (+ positional encoding when pos is "learned", "scan" or "grid")."""
         P, N = self.population, tokens.shape[-1]
         if P is None:
             e = self.embed(tokens)
@@ -411,11 +435,15 @@ class LoopedTransformer(nn.Module):
             raise ValueError(f"tokens: length {N} exceeds max_len={self.cfg.max_len} of the {self.cfg.pos!r} encoding")
         if self.cfg.pos == "learned":
             e = e + (self.embed_pos.weight[:N] if P is None else self.embed_pos.weight[:, None, :N])
-        elif self.cfg.pos == "scan":
+        elif self.cfg.pos in ("scan", "grid"):       # fixed features of the position, a learned projection
+            if self.cfg.pos == "grid" and N > GRID_CELLS + 1:
+                raise ValueError(f"tokens: the 'grid' encoding covers BOS and {GRID_CELLS} cells, got length {N}")
+            features, proj = ((self.scan_features, self.scan_proj) if self.cfg.pos == "scan"
+                              else (self.grid_features, self.grid_proj))
             if P is None:
-                e = e + self.scan_proj(self.scan_features[:N])
+                e = e + proj(features[:N])
             else:
-                e = e + linear(self.scan_proj, self.scan_features[:N].expand(P, -1, -1), P)[:, None]
+                e = e + linear(proj, features[:N].expand(P, -1, -1), P)[:, None]
         return e
 
     def step(self, h: torch.Tensor, e: torch.Tensor, loop: int = 0) -> torch.Tensor:

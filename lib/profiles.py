@@ -567,18 +567,28 @@ def stability(profile: str, seeds=(0,)) -> StabilityPlan:
                     replace(c, experiment="stability" if profile != "smoke" else "smoke", n_layers=1,
                             injection=injection, outer_norm=outer, norm=norm) for c in e2h.runs)
     # sudoku (Paper B: internal recall "substantially better" there): external against internal
-    # recall, both with outer normalisation, a single bidirectional layer with learned cell positions
+    # recall, both with outer normalisation, a single bidirectional layer
     from .sudoku import HARDER_GIVENS, TRAIN_GIVENS
+    base = sudoku_base(profile)
+    sudoku = {recall: tuple(replace(base, injection=RECALLS[recall], seed=s) for s in seeds)
+              for recall in ("external", "internal")}
+    return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS)
+
+
+def sudoku_base(profile: str) -> RunConfig:
+    """09's sudoku run of `profile` before recall and seed: one bidirectional layer with learned cell
+    positions and outer normalisation, at the public recipe's training difficulty."""
     board = dict(task="sudoku", n_train=81, curriculum_start=81, causal=False, pos="learned",
                  outer_norm=True, experiment="stability" if profile != "smoke" else "smoke")
     size = {"smoke": dict(d_model=16, n_heads=2, T_train=2, batch=8, max_steps=5, eval_count=16),
             "quick": dict(d_model=64, n_heads=4, T_train=16, batch=32, max_steps=2000, polish_steps=200,
                           eval_count=256),
             "paper": dict(**PRESETS["s"], T_train=32, batch=64, max_steps=30000, eval_count=1024)}[profile]
-    size["n_layers"] = 1
-    sudoku = {recall: tuple(RunConfig(**board, **size, injection=RECALLS[recall], seed=s) for s in seeds)
-              for recall in ("external", "internal")}
-    return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS)
+    return RunConfig(**{**board, **size, "n_layers": 1})
+
+
+# 09's quick sudoku as it stood before bench/sudoku_pilot.py: the pilot's candidates change it
+SUDOKU_QUICK_BASE = sudoku_base("quick")
 
 
 # The sections whose runs the store's command line can fill (python -m lib.cli train <section>).

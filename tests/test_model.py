@@ -99,7 +99,7 @@ def test_bidirectional_attention_lets_early_positions_see_later_tokens():
 
 # --- population axis: P models of one config as one model (LoopedTransformer.stack) ---------------
 CONTROLS = [dict(), dict(injection="add"), dict(injection="none"), dict(injection="internal"), dict(n_blocks=4),
-            dict(pos="learned"), dict(pos="rotary"), dict(pos="scan", max_len=32), dict(norm="peri"),
+            dict(pos="learned"), dict(pos="rotary"), dict(pos="scan", max_len=32), dict(pos="grid"), dict(norm="peri"),
             dict(norm="post"), dict(outer_norm=True), dict(causal=False),
             # Paper B's knobs as its code has them: recall ops at both placements, sandwich, RMSNorm
             dict(injection="add", recall_op="linear"), dict(injection="internal", recall_op="linear"),
@@ -244,3 +244,27 @@ def test_depth_scaled_residual_init_shrinks_with_the_untied_stack():
     assert write_std() == write_std(residual_init="depth")              # a tied block: the same rule
     with pytest.raises(ValueError, match="residual_init"):
         LoopConfig(vocab_size=5, n_classes=4, residual_init="fan_in")
+
+
+def test_grid_positions_tie_exactly_the_cells_sudoku_ties():
+    from lib.model import GRID_CELLS, grid_address
+    from lib.sudoku import BOX, COL, ROW
+    f = grid_address()
+    assert f.shape == (GRID_CELLS + 1, 28) and torch.equal(f[0], torch.eye(28)[0])   # BOS: its flag alone
+    shared = (f[1:] @ f[1:].T) > 0
+    for i in range(81):
+        assert int(f[1 + i].sum()) == 3                                               # a row, a column, a box
+        for j in range(81):
+            assert bool(shared[i, j]) == (ROW[i] == ROW[j] or COL[i] == COL[j] or BOX[i] == BOX[j])
+
+
+def test_grid_positions_refuse_a_longer_sequence_and_a_non_board_task():
+    from lib.config import RunConfig
+    from lib.model import grid_address
+    with pytest.raises(ValueError, match="grid"):
+        grid_address(83)
+    m = LoopedTransformer(LoopConfig(vocab_size=11, n_classes=10, d_model=16, n_heads=2, pos="grid", causal=False))
+    with pytest.raises(ValueError, match="grid"):
+        m(torch.zeros(1, 83, dtype=torch.long), T=1)
+    with pytest.raises(ValueError, match="pos: 'grid'"):
+        RunConfig(task="S4", pos="grid")

@@ -1,4 +1,6 @@
 """The recipe search's pre-registered rule (bench/settle_search.py), applied to constructed log rows."""
+import json
+
 import pytest
 
 from bench.settle_search import decide
@@ -124,3 +126,25 @@ def test_time_to_learn_refuses_bad_input_before_doing_anything(capsys):
         with pytest.raises(SystemExit):
             main(argv)
         assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["bench.prefix_sums_search", "bench.untied_search"])
+def test_a_search_skips_the_other_seed_of_a_recipe_one_seed_has_failed(tmp_path, monkeypatch, module):
+    """Rule 1 needs every seed at the bar, so one seed below it decides the recipe: its other seed is
+    not trained, and the rule reads the recipe as not learning (not as unmeasured)."""
+    import importlib
+    search = importlib.import_module(module)
+    monkeypatch.setattr(search, "LOG", tmp_path / "log.jsonl")
+    names = list(search.RECIPES)
+    calls = []
+
+    def fake_measure(recipe, seed, compile=False):         # the first recipe fails, every other learns
+        calls.append((recipe, seed))
+        return {"recipe": recipe, "seed": seed, "in_acc_T": 0.5 if recipe == names[0] else 0.95,
+                "best": {"64": [0.1, 3]}, "train_wall_s": 10.0}
+    monkeypatch.setattr(search, "measure_one", fake_measure)
+    assert search.main(["--worker", "0/1"]) == 0
+    assert calls == [(names[0], 0)] + [(r, s) for r in names[1:] for s in search.SEEDS]
+    d = search.decide([json.loads(x) for x in search.LOG.read_text().splitlines()])
+    learns = d["recipes"][names[0]]["learns"] if "recipes" in d else d["learns"][names[0]]
+    assert learns is False and d["pick"] == names[1]
