@@ -6,7 +6,7 @@ that learns and extrapolates 4x, and Paper B's knobs as its code has them"), by 
     python -m bench.prefix_sums_search --decide                                      # the rule below
 
 Every candidate is the quick easy-to-hard run (prefix sums, n_train 16, T_train 16, 1 layer, d = 32,
-batch 128, 8,000 steps: `profiles.easy_to_hard("quick")`) with the changes listed in RECIPES, borrowed
+batch 128, 8,000 steps: `profiles.PREFIX_SUMS_SEARCH_BASE`) with the changes listed in RECIPES, borrowed
 from the public recipes (deep-thinking's progressive loss; Paper B's code: local attention of window 5,
 linear recall inside each sublayer, peri-norm, RMSNorm, step decay of the learning rate) or from this
 project's settled loops (`profiles.SETTLED`). Each is trained at seeds 0 and 1 through the store
@@ -63,7 +63,7 @@ QUEUE = [(r, s) for r in RECIPES for s in SEEDS]
 
 def config(recipe: str, seed: int):
     from lib import profiles
-    base = profiles.easy_to_hard("quick").runs[0]
+    base = profiles.PREFIX_SUMS_SEARCH_BASE
     # stored under notebook 08's experiment, so the picked recipe's runs are the notebook's (not trained twice)
     return replace(base, seed=seed, **RECIPES[recipe])
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
-from .model import PRESETS
+from .model import NORM_KINDS, NORMS, PRESETS
 from .config import RunConfig, warm_start
 
 PROFILES = ("quick", "paper", "smoke")
@@ -501,6 +502,12 @@ def contests(profile: str, seeds=None) -> ContestPlan:
 # ---------------------------------------------------------------------------------------------
 # 08 easy-to-hard replication and 09 fixed-point stability (Paper B)
 
+# The quick prefix-sums run every candidate of bench/prefix_sums_search.py changes (held apart, so a pick
+# applied to notebook 08 does not move the search's own runs)
+PREFIX_SUMS_SEARCH_BASE = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
+                                    d_model=32, n_heads=2, batch=128, max_steps=8000, polish_steps=200)
+
+
 @dataclass(frozen=True)
 class EasyToHardPlan:
     runs: tuple[RunConfig, ...]        # prefix sums at n_train (one per seed)
@@ -530,21 +537,33 @@ def easy_to_hard(profile: str, seeds=(0,)) -> EasyToHardPlan:
         base = replace(_SMOKE_BASE, task="prefix_sums", n_train=4, T_train=4)
         return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (4, 8), 1.5, 64, 0.9, chess)
     if profile == "quick":
-        base = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
-                         d_model=32, n_heads=2, batch=128, max_steps=8000, polish_steps=200)
+        base = PREFIX_SUMS_SEARCH_BASE
         return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (16, 32, 64), 1.5, 512, 0.9, chess)
     base = replace(_PAPER_BASE, experiment="easy_to_hard", task="prefix_sums", n_train=32, T_train=32, **PRESETS["s"])
     return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (32, 64, 128, 512), 1.5, 1024, 0.9, chess)
 
 
+class Knobs(NamedTuple):
+    """One configuration of 09's grid: Paper B's knobs as its code has them. recall: "none", "external"
+    (at the block's entry) or "internal" (inside each sublayer); outer_norm: our reading of Paper B's outer
+    normalisation (a norm on the state after every loop); norm: the block's placement (model.NORMS);
+    recall_op: how recall combines state and input (model.RECALL_OPS); norm_kind: "layer" or "rms"."""
+    recall: str
+    outer_norm: bool
+    norm: str = "pre"
+    recall_op: str = "add"
+    norm_kind: str = "layer"
+
+
 @dataclass(frozen=True)
 class StabilityPlan:
-    runs: dict                         # (recall, outer_norm, norm) -> tuple of RunConfig
+    runs: dict                         # Knobs -> tuple of RunConfig (one per seed)
     test_ns: tuple[int, ...]
     long_factor: int                   # loops for the fixed-point reading = long_factor * T_train
     eval_count: int
     sudoku: dict                       # recall -> tuple of RunConfig (outer norm on; bidirectional)
     sudoku_givens: tuple[int, ...]     # test difficulties: the training one first, then fewer givens
+    base: Knobs = None                 # the knobs of 08's run the grid varies (labels name what differs)
 
     def configs(self) -> tuple[RunConfig, ...]:
         """Every run this plan trains, parents before children, each once."""
@@ -554,25 +573,72 @@ class StabilityPlan:
 RECALLS = {"none": "none", "external": "add", "internal": "internal"}   # Paper B's name -> our injection
 
 
+def knobs_of(cfg: RunConfig) -> Knobs:
+    """The grid's knobs of one run's config."""
+    recall = {v: k for k, v in RECALLS.items()}.get(cfg.injection)
+    if recall is None:
+        raise ValueError(f"injection: {cfg.injection!r} is not one of Paper B's recalls; allowed: "
+                         f"{tuple(RECALLS.values())}")
+    return Knobs(recall, cfg.outer_norm, cfg.norm, cfg.recall_op, cfg.norm_kind)
+
+
+def with_knobs(cfg: RunConfig, k: Knobs) -> RunConfig:
+    return replace(cfg, injection=RECALLS[k.recall], outer_norm=k.outer_norm, norm=k.norm, recall_op=k.recall_op,
+                   norm_kind=k.norm_kind)
+
+
+def paper_b_grid(base: Knobs) -> tuple[Knobs, ...]:
+    """Paper B's knobs one at a time around `base` (08's run), fixed before any of its runs trained:
+    every recall placement and op (no recall; external add / the base's op; internal add / linear / concat)
+    without outer norm; no, external and internal recall with it; the base with each other norm placement;
+    the base with the other norm kind. 14 configurations for 08's quick pick (internal linear recall,
+    peri-norm, RMSNorm)."""
+    ext_op = base.recall_op if base.recall_op != "concat" else "add"      # concat is internal only
+    none = Knobs("none", False, base.norm, "add", base.norm_kind)
+    grid = [none,
+            none._replace(recall="external"), none._replace(recall="external", recall_op=ext_op),
+            none._replace(recall="internal"), none._replace(recall="internal", recall_op="linear"),
+            none._replace(recall="internal", recall_op="concat"),
+            none._replace(outer_norm=True),
+            none._replace(recall="external", outer_norm=True),
+            none._replace(recall="external", recall_op=ext_op, outer_norm=True),
+            base._replace(outer_norm=True)]
+    grid += [base._replace(norm=n) for n in NORMS if n != base.norm]
+    grid += [base._replace(norm_kind=next(k for k in NORM_KINDS if k != base.norm_kind))]
+    return tuple(dict.fromkeys(grid))
+
+
 def stability(profile: str, seeds=(0,)) -> StabilityPlan:
-    """Paper B's grid on prefix sums: recall none / external / internal x outer normalisation off / on
-    (pre-norm, single-layer looped block); the paper profile adds peri- and post-norm."""
+    """Paper B's grid on prefix sums (single-layer looped block): recall none / external / internal x outer
+    normalisation off / on, pre-norm (the paper profile adds peri- and post-norm), additive recall and
+    LayerNorm. Quick: on the prefix-sums search's base run (08's run before the search), until
+    `knob_grid`'s runs around 08's pick are trained and 09 moves to them."""
     e2h = easy_to_hard(profile, seeds)
+    prefix = e2h.runs if profile != "quick" else tuple(replace(PREFIX_SUMS_SEARCH_BASE, seed=s) for s in seeds)
+    experiment = "stability" if profile != "smoke" else "smoke"
     norms = ("pre",) if profile != "paper" else ("pre", "peri", "post")
-    runs = {}
-    for recall, injection in RECALLS.items():
-        for outer in (False, True):
-            for norm in norms:
-                runs[(recall, outer, norm)] = tuple(
-                    replace(c, experiment="stability" if profile != "smoke" else "smoke", n_layers=1,
-                            injection=injection, outer_norm=outer, norm=norm) for c in e2h.runs)
+    grid = tuple(Knobs(recall, outer, norm) for recall in RECALLS for outer in (False, True) for norm in norms)
+    runs = {k: tuple(replace(with_knobs(c, k), experiment=experiment, n_layers=1) for c in prefix) for k in grid}
     # sudoku (Paper B: internal recall "substantially better" there): external against internal
     # recall, both with outer normalisation, a single bidirectional layer
     from .sudoku import HARDER_GIVENS, TRAIN_GIVENS
-    base = sudoku_base(profile)
-    sudoku = {recall: tuple(replace(base, injection=RECALLS[recall], seed=s) for s in seeds)
+    board = sudoku_base(profile)
+    sudoku = {recall: tuple(replace(board, injection=RECALLS[recall], seed=s) for s in seeds)
               for recall in ("external", "internal")}
-    return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS)
+    return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS,
+                         Knobs("none", False))
+
+
+def knob_grid(profile: str, seeds=(0,)) -> StabilityPlan:
+    """`paper_b_grid` around 08's run of `profile` (prefix sums, stored under 09's experiment), with 09's
+    sudoku: the plan 09 moves to once its runs are trained (python -m lib.cli train knob_grid)."""
+    plan = stability(profile, seeds)
+    e2h = easy_to_hard(profile, seeds)
+    base = knobs_of(e2h.runs[0])
+    experiment = "stability" if profile != "smoke" else "smoke"
+    runs = {k: tuple(replace(with_knobs(c, k), experiment=experiment, n_layers=1) for c in e2h.runs)
+            for k in paper_b_grid(base)}
+    return replace(plan, runs=runs, base=base)
 
 
 def sudoku_base(profile: str) -> RunConfig:

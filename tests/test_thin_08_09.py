@@ -132,8 +132,9 @@ def test_stability_rows_keep_one_summary_per_configuration_and_seed(monkeypatch)
     assert rows[(KEYS[5], 0)] == dict(key=KEYS[5], seed=0, read=((16, 32), 4, 64))
 
 
-def summary_row(key, seed, extrap, reached=1.0, rho=0.5, nearby=0.1, distinct=128):
+def summary_row(key, seed, extrap, reached=1.0, rho=0.5, nearby=0.1, distinct=128, cosine=0.25):
     return dict(key=key, seed=seed, n_train=16, in_acc=1.0, reach=Convergence("raw", 1e-3, np.zeros(3), reached, 2.0),
+                reach_cosine=Convergence("cosine", 1e-2, np.zeros(3), cosine, 1.0),
                 dep=InputDependence(0.5, nearby, distinct, 128), rho=rho, grads={16: 1.0, 64: 2.0}, grad_growth=2.0,
                 extrap=extrap)
 
@@ -182,7 +183,7 @@ def test_stability_results_on_a_hand_built_grid():
     assert r["internal_minus_external"] == 0.2                               # 0.3 - 0.1
     cfg = r["configurations"]
     assert cfg["internal recall, outer norm"] == {"extrapolation": {"16": 1.0, "32": 0.3, "64": 0.0},
-                                                  "stable_fixed_points": 1.0}
+                                                  "stable_fixed_points": 1.0, "reached_step": 1.0, "reached_cosine": 0.25}
     assert cfg["no recall, no outer norm"]["stable_fixed_points"] == 0.5
     assert r["no_recall_distinct_fraction"] == 0.625                          # (32/128 + 1) / 2
     assert r["sudoku_board"]["internal, 28 givens"] == 0.4 and r["sudoku_blank_cells"]["external, 34 givens"] == 0.7
@@ -250,3 +251,42 @@ def test_figures_draw_from_hand_built_readings():
     assert len(plots.accuracy_per_iteration(curves, {0: 2}).axes) == 1
     assert len(plots.fixed_point_grid(grid_rows(), fixedpoint.configuration_label).axes) == 2
     assert len(plots.sudoku_loops(sudoku_rows()).axes) == 2
+
+
+# --- 09: Paper B's knobs one at a time around 08's run (profiles.paper_b_grid) -----------------------
+
+PICK_LIKE = profiles.Knobs("internal", False, "peri", "linear", "rms")
+
+
+def test_the_knob_grid_varies_one_knob_at_a_time_and_every_configuration_builds():
+    grid = profiles.paper_b_grid(PICK_LIKE)
+    assert len(grid) == 14 and len(set(grid)) == 14 and PICK_LIKE in grid
+    labels = [fixedpoint.configuration_label(k, PICK_LIKE) for k in grid]
+    assert len(set(labels)) == 14
+    assert {"no recall, outer norm", "external recall, outer norm", "internal recall, outer norm",
+            "internal recall (concat), no outer norm", "internal recall, no outer norm, sandwich-norm",
+            "internal recall, no outer norm, LayerNorm", "external recall (add), no outer norm"} <= set(labels)
+    base_cfg = RunConfig(task="prefix_sums", n_train=16, T_train=16, n_layers=1, d_model=32, n_heads=2)
+    for k in grid:                                            # every configuration is a valid run, with its knobs
+        assert profiles.knobs_of(profiles.with_knobs(base_cfg, k)) == k
+    # additive-recall bases (the paper profile's grid): no op in any label, and external concat never drawn
+    grid_add = profiles.paper_b_grid(profiles.Knobs("internal", False, "pre", "concat", "layer"))
+    assert all(not (k.recall == "external" and k.recall_op == "concat") for k in grid_add)
+
+
+def test_knobs_of_refuses_a_recall_paper_b_does_not_have():
+    with pytest.raises(ValueError, match="injection: 'adapter'"):
+        profiles.knobs_of(RunConfig(injection="adapter"))
+
+
+def test_stability_results_compare_internal_and_external_at_the_base_knobs():
+    grid = profiles.paper_b_grid(PICK_LIKE)
+    at32 = {k: 0.0 for k in grid}
+    at32[PICK_LIKE._replace(outer_norm=True)] = 0.4                                   # internal linear, outer
+    at32[profiles.Knobs("external", True, "peri", "linear", "rms")] = 0.1             # external linear, outer
+    at32[profiles.Knobs("external", True, "peri", "add", "rms")] = 0.9                # another op: not claim 3's
+    rows = {(k, s): summary_row(k, s, {16: 1.0, 32: at32[k], 64: 0.0}) for k in grid for s in (0, 1)}
+    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24), PICK_LIKE)
+    assert r["internal_minus_external"] == 0.3 and r["compared_at_n"] == 32
+    assert r["best_configuration"] == "external recall (add), outer norm" and r["best_is_recall_outer"] is True
+    assert "internal recall, outer norm" in r["configurations"]          # the names the ledger reads

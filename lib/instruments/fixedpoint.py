@@ -187,7 +187,8 @@ EXTRAPOLATION_FACTOR = 1.5      # loops scanned at test length n: 1.5 x the loop
 
 def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
     """All three axes for one trained run, read on its `tail` probe set (length n_train), with the
-    loops run long (long_factor * T_train): reachability and input-dependence over 128 inputs, the
+    loops run long (long_factor * T_train): reachability (by our relative step, `reach`, and by Paper B's
+    own diagnostic, consecutive cosine > 0.99, `reach_cosine`) and input-dependence over 128 inputs, the
     median Jacobian spectral radius over 8, gradient norms through T, 2T and 4T loops over 64 (and
     their growth 4T/T: stable backpropagation keeps it near 1), and extrapolation (best whole-word
     accuracy over up to EXTRAPOLATION_FACTOR * loops_at(n) loops at each test n, as notebook 08)."""
@@ -199,6 +200,7 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
     grads = gradient_norms(run.model, tokens[:64], labels[:64], (c.T_train, 2 * c.T_train, 4 * c.T_train))
     return dict(
         seed=c.seed, n_train=c.n_train, in_acc=run.metrics["final_eval"]["seq_acc"], reach=convergence(hs, "raw"),
+        reach_cosine=convergence(hs, "cosine"),
         dep=input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols),
         rho=float(np.median(jacobian_spectral_radius(run.model, tokens[:8], T_long, iters=40))),
         grads=grads, grad_growth=list(grads.values())[-1] / max(list(grads.values())[0], 1e-12),
@@ -206,12 +208,24 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
                 for n, acc in accuracy_by_length(run, test_ns, EXTRAPOLATION_FACTOR, eval_count).items()})
 
 
-def configuration_label(key) -> str:
-    """(recall, outer_norm, norm) -> its name in tables and results, e.g. "internal recall, outer norm"
-    (the claims ledger reads the results under these names)."""
-    recall, outer, norm = key
-    return (("no recall" if recall == "none" else f"{recall} recall") + (", outer norm" if outer else ", no outer norm")
-            + (f", {norm}-norm" if norm != "pre" else ""))
+DEFAULT_KNOBS = ("none", False, "pre", "add", "layer")   # profiles.Knobs' fields and their defaults
+
+
+def _knobs(key) -> tuple:
+    """(recall, outer_norm, norm, recall_op, norm_kind), the defaults filling a shorter key."""
+    return tuple(key) + DEFAULT_KNOBS[len(key):]
+
+
+def configuration_label(key, base=DEFAULT_KNOBS) -> str:
+    """A configuration's knobs (profiles.Knobs, or a (recall, outer_norm, norm) prefix) -> its name in
+    tables and results, e.g. "internal recall, outer norm", naming the recall op, norm placement and norm
+    kind only where they differ from `base` (the plan's base run; default pre-norm, additive recall,
+    LayerNorm). The claims ledger reads the results under these names."""
+    recall, outer, norm, op, kind = _knobs(key)
+    _, _, base_norm, base_op, base_kind = _knobs(base)
+    name = "no recall" if recall == "none" else f"{recall} recall" + (f" ({op})" if op != base_op else "")
+    return (name + (", outer norm" if outer else ", no outer norm") + (f", {norm}-norm" if norm != base_norm else "")
+            + ({"layer": ", LayerNorm", "rms": ", RMSNorm"}[kind] if kind != base_kind else ""))
 
 
 def stability_rows(runs: dict, test_ns, long_factor: int, eval_count: int) -> dict:
@@ -274,32 +288,42 @@ def sudoku_best(sudoku_rows: dict, recall: str, givens: int, what: str = "board"
     return float(np.mean([r[what].max() for (rc, _, g), r in sudoku_rows.items() if rc == recall and g == givens]))
 
 
-def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens) -> dict:
-    """The ledger's numbers for Paper B. Per configuration: extrapolation at every test length and the
-    fraction of seeds with stable fixed points. At the comparison length (`comparison_length`): is the
-    best configuration one with recall and outer norm and stable fixed points (claim 2), and internal
-    minus external recall, both with outer norm (claim 3); both None where no length is informative.
-    Claim 1: distinct final states per input without recall. Sudoku: best-loop board and blank-cell
-    accuracy, and internal minus external whole-board accuracy over the harder difficulties."""
+def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, base=DEFAULT_KNOBS) -> dict:
+    """The ledger's numbers for Paper B. Per configuration: extrapolation at every test length, the
+    fraction of seeds with stable fixed points, and the fraction of inputs that settle by each criterion
+    (our relative step, Paper B's consecutive cosine). At the comparison length (`comparison_length`): is
+    the best configuration one with recall and outer norm and stable fixed points (claim 2), and internal
+    minus external recall, both with outer norm and `base`'s norm, norm kind and recall op (claim 3); both
+    None where no length is informative. Claim 1: distinct final states per input without recall (outer
+    norm on). Sudoku: best-loop board and blank-cell accuracy, and internal minus external whole-board
+    accuracy over the harder difficulties."""
     keys = list(dict.fromkeys(k for k, _ in rows))
+    _, _, norm, op, kind = _knobs(base)
+    find = lambda recall, recall_op: next(k for k in keys if _knobs(k) == (recall, True, norm, recall_op, kind))
+    internal, external = find("internal", op), find("external", op if op != "concat" else "add")
+    no_recall = find("none", "add")
     n_train = next(iter(rows.values()))["n_train"]
     ext_at = {n: {k: mean_over_seeds(rows, k, lambda r: r["extrap"][n]) for k in keys} for n in test_ns}
     compare_at = comparison_length(ext_at, n_train)
     ext = ext_at[compare_at] if compare_at else ext_at[test_ns[-1]]
     stable = {k: mean_over_seeds(rows, k, lambda r: float(stable_fixed_points(r))) for k in keys}
+    reached = lambda k, what: round(mean_over_seeds(rows, k, lambda r: r[what].reached_fraction), 3)
     best = max(ext, key=ext.get)
     distinct = lambda r: r["dep"].distinct_fixed_points / r["dep"].n_inputs
+    label = lambda k: configuration_label(k, base)
     recalls = list(dict.fromkeys(rc for rc, _, _ in sudoku_rows))
     board = lambda what: {f"{rc}, {g} givens": round(sudoku_best(sudoku_rows, rc, g, what), 3)
                           for rc in recalls for g in sudoku_givens}
     return {
-        "configurations": {configuration_label(k): {"extrapolation": {str(n): round(ext_at[n][k], 3) for n in test_ns},
-                                                    "stable_fixed_points": round(stable[k], 3)} for k in keys},
-        "best_is_recall_outer": bool(best[0] != "none" and best[1] and stable[best] == 1.0) if compare_at else None,
-        "best_configuration": configuration_label(best) if compare_at else None,
-        "no_recall_distinct_fraction": round(mean_over_seeds(rows, ("none", True, "pre"), distinct), 3),
-        "internal_minus_external": (round(ext[("internal", True, "pre")] - ext[("external", True, "pre")], 3)
-                                    if compare_at else None),
+        "configurations": {label(k): {"extrapolation": {str(n): round(ext_at[n][k], 3) for n in test_ns},
+                                      "stable_fixed_points": round(stable[k], 3),
+                                      "reached_step": reached(k, "reach"), "reached_cosine": reached(k, "reach_cosine")}
+                           for k in keys},
+        "best_is_recall_outer": bool(_knobs(best)[0] != "none" and _knobs(best)[1] and stable[best] == 1.0)
+        if compare_at else None,
+        "best_configuration": label(best) if compare_at else None,
+        "no_recall_distinct_fraction": round(mean_over_seeds(rows, no_recall, distinct), 3),
+        "internal_minus_external": round(ext[internal] - ext[external], 3) if compare_at else None,
         "compared_at_n": compare_at,
         "longest": test_ns[-1],
         "sudoku_board": board("board"),
