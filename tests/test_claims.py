@@ -41,6 +41,7 @@ BOUNDARIES = {
     "tail_excess_over_chance": [(-2, R), (0, R), (1, P), (2, N)],
     "e2h_4x_best_acc": [(0.9, R), (0.9 - E, P), (0.5, P), (0.5 - E, N)],
     "best_is_recall_outer": [(True, R), (False, N)],
+    "best_is_recall_outer_cosine": [(True, R), (False, N)],
     "internal_minus_external": [(-0.1, R), (-0.1 - E, P), (-0.3, P), (-0.3 - E, N)],
     "sudoku_internal_minus_external": [(0.1, R), (0.1 - E, P), (E, P), (0.0, N)],
 }

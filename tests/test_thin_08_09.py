@@ -183,7 +183,8 @@ def test_stability_results_on_a_hand_built_grid():
     assert r["internal_minus_external"] == 0.2                               # 0.3 - 0.1
     cfg = r["configurations"]
     assert cfg["internal recall, outer norm"] == {"extrapolation": {"16": 1.0, "32": 0.3, "64": 0.0},
-                                                  "stable_fixed_points": 1.0, "reached_step": 1.0, "reached_cosine": 0.25}
+                                                  "stable_fixed_points": 1.0, "stable_fixed_points_cosine": 0.0,
+                                                  "reached_step": 1.0, "reached_cosine": 0.25}
     assert cfg["no recall, no outer norm"]["stable_fixed_points"] == 0.5
     assert r["no_recall_distinct_fraction"] == 0.625                          # (32/128 + 1) / 2
     assert r["sudoku_board"]["internal, 28 givens"] == 0.4 and r["sudoku_blank_cells"]["external, 34 givens"] == 0.7
@@ -197,6 +198,7 @@ def test_stability_results_rank_the_best_and_leave_a_tie_unmeasured():
     rows[(KEYS[0], 0)]["extrap"][32] = 0.0                  # no recall drops to 0.25: internal/outer (0.3) is best
     r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))
     assert r["best_configuration"] == "internal recall, outer norm" and r["best_is_recall_outer"] is True
+    assert r["best_is_recall_outer_cosine"] is False          # a quarter of its inputs pass the cosine diagnostic
     for row in rows.values():                               # nobody scores beyond training: no ranking
         row["extrap"][32] = 0.04
     r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))

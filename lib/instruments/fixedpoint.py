@@ -241,9 +241,11 @@ REACHED_FRACTION = 0.9
 NEARBY_DISTANCE = 1e-3
 
 
-def stable_fixed_points(row: dict) -> bool:
-    """Whether one run's summary shows reachable, geometrically stable, input-dependent fixed points."""
-    return bool(row["reach"].reached_fraction >= REACHED_FRACTION and row["rho"] < 1
+def stable_fixed_points(row: dict, reach: str = "reach") -> bool:
+    """Whether one run's summary shows reachable, geometrically stable, input-dependent fixed points;
+    reach: the convergence reading that counts as reached ("reach": our relative step; "reach_cosine":
+    Paper B's consecutive-cosine diagnostic)."""
+    return bool(row[reach].reached_fraction >= REACHED_FRACTION and row["rho"] < 1
                 and row["dep"].nearby_distance > NEARBY_DISTANCE)
 
 
@@ -290,9 +292,10 @@ def sudoku_best(sudoku_rows: dict, recall: str, givens: int, what: str = "board"
 
 def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, base=DEFAULT_KNOBS) -> dict:
     """The ledger's numbers for Paper B. Per configuration: extrapolation at every test length, the
-    fraction of seeds with stable fixed points, and the fraction of inputs that settle by each criterion
+    fraction of seeds with stable fixed points (reached by either criterion), and the fraction of inputs that settle by each criterion
     (our relative step, Paper B's consecutive cosine). At the comparison length (`comparison_length`): is
-    the best configuration one with recall and outer norm and stable fixed points (claim 2), and internal
+    the best configuration one with recall and outer norm and stable fixed points (claim 2; once with each
+    criterion), and internal
     minus external recall, both with outer norm and `base`'s norm, norm kind and recall op (claim 3); both
     None where no length is informative. Claim 1: distinct final states per input without recall (outer
     norm on). Sudoku: best-loop board and blank-cell accuracy, and internal minus external whole-board
@@ -307,6 +310,7 @@ def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, bas
     compare_at = comparison_length(ext_at, n_train)
     ext = ext_at[compare_at] if compare_at else ext_at[test_ns[-1]]
     stable = {k: mean_over_seeds(rows, k, lambda r: float(stable_fixed_points(r))) for k in keys}
+    stable_cos = {k: mean_over_seeds(rows, k, lambda r: float(stable_fixed_points(r, "reach_cosine"))) for k in keys}
     reached = lambda k, what: round(mean_over_seeds(rows, k, lambda r: r[what].reached_fraction), 3)
     best = max(ext, key=ext.get)
     distinct = lambda r: r["dep"].distinct_fixed_points / r["dep"].n_inputs
@@ -317,9 +321,12 @@ def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, bas
     return {
         "configurations": {label(k): {"extrapolation": {str(n): round(ext_at[n][k], 3) for n in test_ns},
                                       "stable_fixed_points": round(stable[k], 3),
+                                      "stable_fixed_points_cosine": round(stable_cos[k], 3),
                                       "reached_step": reached(k, "reach"), "reached_cosine": reached(k, "reach_cosine")}
                            for k in keys},
         "best_is_recall_outer": bool(_knobs(best)[0] != "none" and _knobs(best)[1] and stable[best] == 1.0)
+        if compare_at else None,
+        "best_is_recall_outer_cosine": bool(_knobs(best)[0] != "none" and _knobs(best)[1] and stable_cos[best] == 1.0)
         if compare_at else None,
         "best_configuration": label(best) if compare_at else None,
         "no_recall_distinct_fraction": round(mean_over_seeds(rows, no_recall, distinct), 3),
