@@ -506,6 +506,12 @@ def contests(profile: str, seeds=None) -> ContestPlan:
 # applied to notebook 08 does not move the search's own runs)
 PREFIX_SUMS_SEARCH_BASE = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
                                     d_model=32, n_heads=2, batch=128, max_steps=8000, polish_steps=200)
+# 08's quick recipe: the search's pick by its logged rule, (name, changes to the base) as
+# bench/prefix_sums_search.py's RECIPES has it (tests/test_thin_08_09.py holds it against the log's decision);
+# None while the search has not decided: 08 trains the base
+PREFIX_SUMS_PICK: tuple[str, dict] | None = None
+# 08's seeds by profile (the paper profile's one seed keeps its GPU plan; quick reads two)
+E2H_SEEDS = {"smoke": (0,), "quick": (0, 1), "paper": (0,)}
 
 
 @dataclass(frozen=True)
@@ -522,10 +528,12 @@ class EasyToHardPlan:
         return tuple(dict.fromkeys(self.runs))
 
 
-def easy_to_hard(profile: str, seeds=(0,)) -> EasyToHardPlan:
+def easy_to_hard(profile: str, seeds=None) -> EasyToHardPlan:
     """Prefix sums by the benchmark's recipe (task "prefix_sums"); the paper profile trains at 32 bits
-    and tests to 512 as Schwarzschild et al.; quick trains at 16 and tests to 64 (4x) on a CPU."""
-    check_params(profile, list(seeds))
+    and tests to 512 as Schwarzschild et al.; quick trains at 16 by the search's pick (`PREFIX_SUMS_PICK`)
+    and tests to 128 (8x) on a CPU. seeds None: the profile's (`E2H_SEEDS`)."""
+    check_params(profile, None if seeds is None else list(seeds))
+    seeds = E2H_SEEDS[profile] if seeds is None else tuple(seeds)
     # chess (64 square tokens, bidirectional, learned square positions, one looped layer)
     board = dict(experiment="chess" if profile != "smoke" else "smoke", task="chess", n_train=64, curriculum_start=64,
                  causal=False, pos="learned", n_layers=1)
@@ -537,8 +545,11 @@ def easy_to_hard(profile: str, seeds=(0,)) -> EasyToHardPlan:
         base = replace(_SMOKE_BASE, task="prefix_sums", n_train=4, T_train=4)
         return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (4, 8), 1.5, 64, 0.9, chess)
     if profile == "quick":
-        base = PREFIX_SUMS_SEARCH_BASE
-        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (16, 32, 64), 1.5, 512, 0.9, chess)
+        if PREFIX_SUMS_PICK is None:
+            return EasyToHardPlan(tuple(replace(PREFIX_SUMS_SEARCH_BASE, seed=s) for s in seeds), (16, 32, 64), 1.5, 512,
+                                  0.9, chess)
+        base = replace(PREFIX_SUMS_SEARCH_BASE, **PREFIX_SUMS_PICK[1])
+        return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (16, 32, 64, 128), 1.5, 512, 0.9, chess)
     base = replace(_PAPER_BASE, experiment="easy_to_hard", task="prefix_sums", n_train=32, T_train=32, **PRESETS["s"])
     return EasyToHardPlan(tuple(replace(base, seed=s) for s in seeds), (32, 64, 128, 512), 1.5, 1024, 0.9, chess)
 
@@ -614,7 +625,10 @@ def stability(profile: str, seeds=(0,)) -> StabilityPlan:
     LayerNorm. Quick: on the prefix-sums search's base run (08's run before the search), until
     `knob_grid`'s runs around 08's pick are trained and 09 moves to them."""
     e2h = easy_to_hard(profile, seeds)
-    prefix = e2h.runs if profile != "quick" else tuple(replace(PREFIX_SUMS_SEARCH_BASE, seed=s) for s in seeds)
+    seeds = tuple(c.seed for c in e2h.runs)
+    prefix, test_ns = e2h.runs, e2h.test_ns
+    if profile == "quick":                   # the grid's committed runs: 08's base before the search, to 4x
+        prefix, test_ns = tuple(replace(PREFIX_SUMS_SEARCH_BASE, seed=s) for s in seeds), (16, 32, 64)
     experiment = "stability" if profile != "smoke" else "smoke"
     norms = ("pre",) if profile != "paper" else ("pre", "peri", "post")
     grid = tuple(Knobs(recall, outer, norm) for recall in RECALLS for outer in (False, True) for norm in norms)
@@ -623,13 +637,15 @@ def stability(profile: str, seeds=(0,)) -> StabilityPlan:
     # recall, both with outer normalisation, a single bidirectional layer
     from .sudoku import HARDER_GIVENS, TRAIN_GIVENS
     board = sudoku_base(profile)
+    if profile == "quick" and SUDOKU_PICK is not None:
+        board = replace(board, **SUDOKU_PICK[1])
     sudoku = {recall: tuple(replace(board, injection=RECALLS[recall], seed=s) for s in seeds)
               for recall in ("external", "internal")}
-    return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS,
+    return StabilityPlan(runs, test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS,
                          Knobs("none", False))
 
 
-def knob_grid(profile: str, seeds=(0,)) -> StabilityPlan:
+def knob_grid(profile: str, seeds=None) -> StabilityPlan:
     """`paper_b_grid` around 08's run of `profile` (prefix sums, stored under 09's experiment), with 09's
     sudoku: the plan 09 moves to once its runs are trained (python -m lib.cli train knob_grid)."""
     plan = stability(profile, seeds)
@@ -638,7 +654,7 @@ def knob_grid(profile: str, seeds=(0,)) -> StabilityPlan:
     experiment = "stability" if profile != "smoke" else "smoke"
     runs = {k: tuple(replace(with_knobs(c, k), experiment=experiment, n_layers=1) for c in e2h.runs)
             for k in paper_b_grid(base)}
-    return replace(plan, runs=runs, base=base)
+    return replace(plan, runs=runs, test_ns=e2h.test_ns, base=base)
 
 
 def sudoku_base(profile: str) -> RunConfig:
@@ -655,6 +671,9 @@ def sudoku_base(profile: str) -> RunConfig:
 
 # 09's quick sudoku as it stood before bench/sudoku_pilot.py: the pilot's candidates change it
 SUDOKU_QUICK_BASE = sudoku_base("quick")
+# 09's quick sudoku recipe: the pilot's pick by its logged rule, (name, changes) as bench/sudoku_pilot.py's
+# RECIPES has it (tests/test_thin_08_09.py holds it against the log); None while the pilot has not decided
+SUDOKU_PICK: tuple[str, dict] | None = None
 
 
 # The sections whose runs the store's command line can fill (python -m lib.cli train <section>).

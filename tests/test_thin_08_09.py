@@ -292,3 +292,33 @@ def test_stability_results_compare_internal_and_external_at_the_base_knobs():
     assert r["internal_minus_external"] == 0.3 and r["compared_at_n"] == 32
     assert r["best_configuration"] == "external recall (add), outer norm" and r["best_is_recall_outer"] is True
     assert "internal recall, outer norm" in r["configurations"]          # the names the ledger reads
+
+
+def test_08s_quick_recipe_is_the_prefix_search_pick_by_its_log():
+    """08 trains what bench/prefix_sums_search.py's logged rule picked, and its runs are the search's own."""
+    import json
+    from bench import prefix_sums_search as search
+    from lib.config import run_id
+    rows = [json.loads(x) for x in search.LOG.read_text().splitlines()] if search.LOG.exists() else []
+    pick = search.decide(rows)["pick"]
+    if profiles.PREFIX_SUMS_PICK is None:
+        assert pick is None
+        return
+    name, changes = profiles.PREFIX_SUMS_PICK
+    assert pick == name and changes == search.RECIPES[name]
+    assert [run_id(c) for c in profiles.easy_to_hard("quick").runs] == [run_id(search.config(name, s)) for s in search.SEEDS]
+
+
+def test_09s_quick_sudoku_is_the_pilot_pick_by_its_log():
+    """09's quick sudoku is what bench/sudoku_pilot.py's logged rule picked; the pilot's run is 09's own."""
+    import json
+    from bench import sudoku_pilot as pilot
+    from lib.config import run_id
+    rows = [json.loads(x) for x in pilot.LOG.read_text().splitlines()] if pilot.LOG.exists() else []
+    pick = pilot.decide(rows)["pick"]
+    if profiles.SUDOKU_PICK is None:
+        assert pick is None
+        return
+    name, changes = profiles.SUDOKU_PICK
+    assert pick == name and changes == pilot.RECIPES[name]
+    assert run_id(profiles.stability("quick", (0,)).sudoku["internal"][0]) == run_id(pilot.config(name, 0))
