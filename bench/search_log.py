@@ -36,7 +36,7 @@ def parse_share(text: str, option: str) -> tuple[int, int]:
 def failed(rows: list[dict], recipe: str, metric: str, bar: float) -> bool:
     """Whether some logged seed of `recipe` has row[metric] below `bar`: under a rule that asks every
     seed to reach the bar, the recipe is then decided (it does not learn) whatever its other seeds do."""
-    return any(r["recipe"] == recipe and r[metric] < bar for r in rows)
+    return any(r["recipe"] == recipe and not r[metric] >= bar for r in rows)     # NaN misses the bar
 
 
 def run_queue(queue: list[tuple], measure: Callable[..., dict], log: Path, worker: str,

@@ -574,7 +574,7 @@ class StabilityPlan:
     eval_count: int
     sudoku: dict                       # recall -> tuple of RunConfig (outer norm on; bidirectional)
     sudoku_givens: tuple[int, ...]     # test difficulties: the training one first, then fewer givens
-    base: Knobs = None                 # the knobs of 08's run the grid varies (labels name what differs)
+    base: Knobs = Knobs("none", False)  # the knobs of 08's run the grid varies (labels name what differs)
 
     def configs(self) -> tuple[RunConfig, ...]:
         """Every run this plan trains, parents before children, each once."""
@@ -601,22 +601,30 @@ def with_knobs(cfg: RunConfig, k: Knobs) -> RunConfig:
 def paper_b_grid(base: Knobs) -> tuple[Knobs, ...]:
     """Paper B's knobs one at a time around `base` (08's run), fixed before any of its runs trained:
     every recall placement and op (no recall; external add / the base's op; internal add / linear / concat)
-    without outer norm; no, external and internal recall with it; the base with each other norm placement;
-    the base with the other norm kind. 14 configurations for 08's quick pick (internal linear recall,
-    peri-norm, RMSNorm)."""
-    ext_op = base.recall_op if base.recall_op != "concat" else "add"      # concat is internal only
+    without outer norm; no, external and internal recall with it (the base's op; concat is internal only,
+    so external takes add there); the base with each other norm placement; the base with the other norm
+    kind. 14 configurations for 08's quick pick (internal linear recall, peri-norm, RMSNorm)."""
+    ext_op = base.recall_op if base.recall_op != "concat" else "add"
     none = Knobs("none", False, base.norm, "add", base.norm_kind)
     grid = [none,
             none._replace(recall="external"), none._replace(recall="external", recall_op=ext_op),
             none._replace(recall="internal"), none._replace(recall="internal", recall_op="linear"),
             none._replace(recall="internal", recall_op="concat"),
             none._replace(outer_norm=True),
-            none._replace(recall="external", outer_norm=True),
             none._replace(recall="external", recall_op=ext_op, outer_norm=True),
-            base._replace(outer_norm=True)]
+            none._replace(recall="internal", recall_op=base.recall_op, outer_norm=True),
+            none._replace(recall="external", outer_norm=True)]
     grid += [base._replace(norm=n) for n in NORMS if n != base.norm]
     grid += [base._replace(norm_kind=next(k for k in NORM_KINDS if k != base.norm_kind))]
     return tuple(dict.fromkeys(grid))
+
+
+def grid_base(cfg: RunConfig) -> Knobs:
+    """The knobs `paper_b_grid` varies around 08's run: its own, except that Paper A's adapter recall
+    (W [h, e], not one of Paper B's) is read as external additive recall, the nearest of Paper B's."""
+    if cfg.injection == "adapter":
+        return Knobs("external", cfg.outer_norm, cfg.norm, "add", cfg.norm_kind)
+    return knobs_of(cfg)
 
 
 def stability(profile: str, seeds=(0,)) -> StabilityPlan:
@@ -646,14 +654,18 @@ def stability(profile: str, seeds=(0,)) -> StabilityPlan:
 
 
 def knob_grid(profile: str, seeds=None) -> StabilityPlan:
-    """`paper_b_grid` around 08's run of `profile` (prefix sums, stored under 09's experiment), with 09's
-    sudoku: the plan 09 moves to once its runs are trained (python -m lib.cli train knob_grid)."""
-    plan = stability(profile, seeds)
+    """Quick: `paper_b_grid` around 08's run (prefix sums, stored under 09's experiment; the configuration
+    that is 08's run reads 08's runs, not trained twice), with 09's sudoku: the plan 09 moves to once its
+    runs are trained (python -m lib.cli train knob_grid). Smoke and paper: `stability`'s grid (the paper
+    profile's GPU plan is unchanged)."""
+    plan = stability(profile, seeds if seeds is not None else E2H_SEEDS[profile])
+    if profile != "quick":
+        return plan
     e2h = easy_to_hard(profile, seeds)
-    base = knobs_of(e2h.runs[0])
-    experiment = "stability" if profile != "smoke" else "smoke"
-    runs = {k: tuple(replace(with_knobs(c, k), experiment=experiment, n_layers=1) for c in e2h.runs)
-            for k in paper_b_grid(base)}
+    base = grid_base(e2h.runs[0])
+    stored = lambda c, k: replace(with_knobs(c, k), experiment="stability", n_layers=1)
+    same = lambda c, k: replace(stored(c, k), experiment=c.experiment) == c     # this configuration is 08's run
+    runs = {k: tuple(c if same(c, k) else stored(c, k) for c in e2h.runs) for k in paper_b_grid(base)}
     return replace(plan, runs=runs, test_ns=e2h.test_ns, base=base)
 
 
@@ -679,4 +691,4 @@ SUDOKU_PICK: tuple[str, dict] | None = None
 # The sections whose runs the store's command line can fill (python -m lib.cli train <section>).
 SECTIONS = {"budget_law": budget_law, "calibration": calibration, "tail_saturation": tail_saturation, "architecture_prior": architecture_prior,
             "operator_wall": operator_wall, "annealing": annealing, "contests": contests,
-            "easy_to_hard": easy_to_hard, "stability": stability}
+            "easy_to_hard": easy_to_hard, "stability": stability, "knob_grid": knob_grid}

@@ -276,9 +276,38 @@ def test_the_knob_grid_varies_one_knob_at_a_time_and_every_configuration_builds(
     assert all(not (k.recall == "external" and k.recall_op == "concat") for k in grid_add)
 
 
-def test_knobs_of_refuses_a_recall_paper_b_does_not_have():
+def test_knobs_of_refuses_a_recall_paper_b_does_not_have_and_the_grid_reads_it_as_external():
     with pytest.raises(ValueError, match="injection: 'adapter'"):
         profiles.knobs_of(RunConfig(injection="adapter"))
+    assert profiles.grid_base(RunConfig(injection="adapter")) == profiles.Knobs("external", False)
+    assert tuple(profiles.Knobs("none", False)) == fixedpoint.DEFAULT_KNOBS          # the labels' defaults
+
+
+@pytest.mark.parametrize("base", [profiles.Knobs("external", False), profiles.Knobs("none", True, "post"),
+                                  profiles.Knobs("internal", False, "pre", "concat", "layer"), PICK_LIKE])
+def test_every_grid_holds_the_configurations_claims_1_and_3_read(base):
+    grid = profiles.paper_b_grid(base)
+    rows = {(k, s): summary_row(k, s, {16: 1.0, 32: 0.1, 64: 0.0}) for k in grid for s in (0, 1)}
+    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24), base)
+    assert r["internal_minus_external"] == 0.0 and len(set(r["claim3_pair"])) == 2
+    assert all(name in r["configurations"] for name in r["claim3_pair"])
+    assert claims.claim("internal_minus_external").requires(r)         # the ledger finds the pair by its names
+    with pytest.raises(ValueError, match="the grid has no configuration"):
+        fixedpoint.stability_results({key: row for key, row in rows.items() if key[0].recall != "internal"},
+                                     sudoku_rows(), (16, 32, 64), (34, 28, 24), base)
+
+
+@pytest.mark.parametrize("pick", [None, "settled", "progressive", "paper_b", "settled_local", "paper_b_d64"])
+def test_the_knob_grid_builds_around_any_pick_and_reads_08s_own_run(monkeypatch, pick):
+    from bench.prefix_sums_search import RECIPES
+    monkeypatch.setattr(profiles, "PREFIX_SUMS_PICK", None if pick is None else (pick, RECIPES[pick]))
+    plan = profiles.knob_grid("quick")
+    e2h = profiles.easy_to_hard("quick")
+    assert plan.test_ns == e2h.test_ns and plan.base == profiles.grid_base(e2h.runs[0])
+    assert all(len(cfgs) == 2 for cfgs in plan.runs.values())                          # E2H_SEEDS: two seeds
+    own = [k for k, cfgs in plan.runs.items() if cfgs == e2h.runs]
+    assert len(own) == (0 if e2h.runs[0].injection == "adapter" else 1)                # 08's runs, not trained twice
+    assert all(c.experiment == "stability" for k, cfgs in plan.runs.items() if k not in own for c in cfgs)
 
 
 def test_stability_results_compare_internal_and_external_at_the_base_knobs():

@@ -223,7 +223,7 @@ def configuration_label(key, base=DEFAULT_KNOBS) -> str:
     LayerNorm). The claims ledger reads the results under these names."""
     recall, outer, norm, op, kind = _knobs(key)
     _, _, base_norm, base_op, base_kind = _knobs(base)
-    name = "no recall" if recall == "none" else f"{recall} recall" + (f" ({op})" if op != base_op else "")
+    name = "no recall" if recall == "none" else (f"{recall} recall" + (f" ({op})" if op != base_op else ""))
     return (name + (", outer norm" if outer else ", no outer norm") + (f", {norm}-norm" if norm != base_norm else "")
             + ({"layer": ", LayerNorm", "rms": ", RMSNorm"}[kind] if kind != base_kind else ""))
 
@@ -292,7 +292,7 @@ def sudoku_best(sudoku_rows: dict, recall: str, givens: int, what: str = "board"
 
 def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, base=DEFAULT_KNOBS) -> dict:
     """The ledger's numbers for Paper B. Per configuration: extrapolation at every test length, the
-    fraction of seeds with stable fixed points (reached by either criterion), and the fraction of inputs that settle by each criterion
+    fraction of seeds with stable fixed points (reached counted by each criterion in turn), and the fraction of inputs that settle by each criterion
     (our relative step, Paper B's consecutive cosine). At the comparison length (`comparison_length`): is
     the best configuration one with recall and outer norm and stable fixed points (claim 2; once with each
     criterion), and internal
@@ -302,7 +302,13 @@ def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, bas
     accuracy over the harder difficulties."""
     keys = list(dict.fromkeys(k for k, _ in rows))
     _, _, norm, op, kind = _knobs(base)
-    find = lambda recall, recall_op: next(k for k in keys if _knobs(k) == (recall, True, norm, recall_op, kind))
+    def find(recall: str, recall_op: str):
+        want = (recall, True, norm, recall_op, kind)
+        key = next((k for k in keys if _knobs(k) == want), None)
+        if key is None:
+            raise ValueError(f"rows: the grid has no configuration {want} (recall, outer norm, norm, recall op, "
+                             "norm kind) for claims 1 and 3")
+        return key
     internal, external = find("internal", op), find("external", op if op != "concat" else "add")
     no_recall = find("none", "add")
     n_train = next(iter(rows.values()))["n_train"]
@@ -331,6 +337,7 @@ def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, bas
         "best_configuration": label(best) if compare_at else None,
         "no_recall_distinct_fraction": round(mean_over_seeds(rows, no_recall, distinct), 3),
         "internal_minus_external": round(ext[internal] - ext[external], 3) if compare_at else None,
+        "claim3_pair": [label(internal), label(external)],        # the two configurations claim 3 compares
         "compared_at_n": compare_at,
         "longest": test_ns[-1],
         "sudoku_board": board("board"),
