@@ -685,7 +685,7 @@ def sudoku_base(profile: str) -> RunConfig:
 SUDOKU_QUICK_BASE = sudoku_base("quick")
 # 09's quick sudoku recipe: the pilot's pick by its logged rule, (name, changes) as bench/sudoku_pilot.py's
 # RECIPES has it (tests/test_thin_08_09.py holds it against the log); None while the pilot has not decided
-SUDOKU_PICK: tuple[str, dict] | None = None
+SUDOKU_PICK: tuple[str, dict] | None = ("grid34", {"pos": "grid", "max_steps": 4000})
 
 
 # The sections whose runs the store's command line can fill (python -m lib.cli train <section>).
