@@ -39,6 +39,15 @@ def failed(rows: list[dict], recipe: str, metric: str, bar: float) -> bool:
     return any(r["recipe"] == recipe and not r[metric] >= bar for r in rows)     # NaN misses the bar
 
 
+def first_passing(verdicts: dict) -> str | None:
+    """The first candidate, in `verdicts`' order, that passes (True), provided every candidate before it
+    has been measured (False); None while an earlier one is unmeasured (None) or when none passes."""
+    for name, ok in verdicts.items():
+        if ok is None or ok:              # the order decides: wait for an earlier candidate, or pick this one
+            return name if ok else None
+    return None
+
+
 def run_queue(queue: list[tuple], measure: Callable[..., dict], log: Path, worker: str,
               key_of: Callable[[dict], tuple],
               decided: Callable[[list[dict], tuple], bool] = lambda rows, key: False) -> int:

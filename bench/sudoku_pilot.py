@@ -30,7 +30,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bench.search_log import search_main
+from bench.search_log import first_passing, search_main
 
 LOG = Path(__file__).parent / "results" / "sudoku_pilot.jsonl"
 SEEDS = (0,)
@@ -66,14 +66,7 @@ def decide(rows: list[dict]) -> dict:
     for recipe in RECIPES:
         mine = [r for r in rows if r["recipe"] == recipe]
         solves[recipe] = None if not mine else all(r["board_acc"] >= SOLVES for r in mine)
-    pick = None
-    for recipe, ok in solves.items():
-        if ok is None:
-            break
-        if ok:
-            pick = recipe
-            break
-    return {"solves": solves, "pick": pick}
+    return {"solves": solves, "pick": first_passing(solves)}
 
 
 def print_table(rows: list[dict]) -> None:

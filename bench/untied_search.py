@@ -39,7 +39,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bench.search_log import failed, search_main
+from bench.search_log import failed, first_passing, search_main
 
 LOG = Path(__file__).parent / "results" / "untied_search.jsonl"
 SEEDS = (0, 1)
@@ -91,14 +91,7 @@ def decide(rows: list[dict]) -> dict:
         mine = [r for r in rows if r["recipe"] == recipe and not r.get("held_out")]   # rule 4's seed decides nothing
         learns[recipe] = (False if failed(mine, recipe, "in_acc_T", LEARNED)
                           else None if len(mine) < len(SEEDS) else True)
-    pick = None
-    for recipe, ok in learns.items():
-        if ok is None:                       # the order decides: wait for the earlier candidate
-            break
-        if ok:
-            pick = recipe
-            break
-    return {"learns": learns, "pick": pick}
+    return {"learns": learns, "pick": first_passing(learns)}
 
 
 def print_table(rows: list[dict]) -> None:

@@ -323,31 +323,30 @@ def test_stability_results_compare_internal_and_external_at_the_base_knobs():
     assert "internal recall, outer norm" in r["configurations"]          # the names the ledger reads
 
 
+def _picked(search, pick) -> tuple[str, dict] | None:
+    """The search's logged pick checked against the profile's constant `pick`: None or (name, changes)."""
+    import json
+    rows = [json.loads(x) for x in search.LOG.read_text().splitlines()] if search.LOG.exists() else []
+    logged = search.decide(rows)["pick"]
+    if pick is None:
+        assert logged is None
+        return None
+    assert logged == pick[0] and pick[1] == search.RECIPES[pick[0]]
+    return pick
+
+
 def test_08s_quick_recipe_is_the_prefix_search_pick_by_its_log():
     """08 trains what bench/prefix_sums_search.py's logged rule picked, and its runs are the search's own."""
-    import json
     from bench import prefix_sums_search as search
     from lib.config import run_id
-    rows = [json.loads(x) for x in search.LOG.read_text().splitlines()] if search.LOG.exists() else []
-    pick = search.decide(rows)["pick"]
-    if profiles.PREFIX_SUMS_PICK is None:
-        assert pick is None
-        return
-    name, changes = profiles.PREFIX_SUMS_PICK
-    assert pick == name and changes == search.RECIPES[name]
-    assert [run_id(c) for c in profiles.easy_to_hard("quick").runs] == [run_id(search.config(name, s)) for s in search.SEEDS]
+    if (pick := _picked(search, profiles.PREFIX_SUMS_PICK)) is not None:
+        assert ([run_id(c) for c in profiles.easy_to_hard("quick").runs]
+                == [run_id(search.config(pick[0], s)) for s in search.SEEDS])
 
 
 def test_09s_quick_sudoku_is_the_pilot_pick_by_its_log():
     """09's quick sudoku is what bench/sudoku_pilot.py's logged rule picked; the pilot's run is 09's own."""
-    import json
     from bench import sudoku_pilot as pilot
     from lib.config import run_id
-    rows = [json.loads(x) for x in pilot.LOG.read_text().splitlines()] if pilot.LOG.exists() else []
-    pick = pilot.decide(rows)["pick"]
-    if profiles.SUDOKU_PICK is None:
-        assert pick is None
-        return
-    name, changes = profiles.SUDOKU_PICK
-    assert pick == name and changes == pilot.RECIPES[name]
-    assert run_id(profiles.stability("quick", (0,)).sudoku["internal"][0]) == run_id(pilot.config(name, 0))
+    if (pick := _picked(pilot, profiles.SUDOKU_PICK)) is not None:
+        assert run_id(profiles.stability("quick", (0,)).sudoku["internal"][0]) == run_id(pilot.config(pick[0], 0))
