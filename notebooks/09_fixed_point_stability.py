@@ -61,23 +61,26 @@ device = profiles.resolve_device(DEVICE)
 plan = profiles.stability(PROFILE, SEEDS)
 opts = dict(progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
 runs = {key: store.get_or_train_many(cfgs, **opts) for key, cfgs in plan.runs.items()}
-label = fixedpoint.configuration_label
+label = lambda key: fixedpoint.configuration_label(key, plan.base)   # names what differs from the plan's base run
+print(f"{len(plan.runs)} configurations x {len(next(iter(plan.runs.values())))} seeds; base: {plan.base._asdict()}")
 
 # %% [markdown]
 # ## The three axes, per configuration
 # One row per run (`fixedpoint.summary`), read on its own test words at the training length with the
 # loops run long (4 `T_train`): in-distribution accuracy; the fraction of inputs that reach a fixed
-# point and the loop they reach it at; distinct final states out of 128, mean relative distance
+# point and the loop they reach it at, by two criteria side by side — our relative step ≤ 10⁻³
+# ("reached") and Paper B's own diagnostic, consecutive cosine > 0.99 ("cos"; a state that grows
+# along one direction passes it without settling); distinct final states out of 128, mean relative distance
 # between final states of different inputs and of inputs one token apart; the spectral radius rho;
 # the gradient norm's growth from T to 4T loops; and the best whole-word accuracy at each test length.
 
 # %%
 rows = fixedpoint.stability_rows(runs, plan.test_ns, plan.long_factor, plan.eval_count)
-print(f"{'configuration':40s} {'in':>5s} {'reached':>7s} {'at loop':>7s} {'distinct':>8s} {'dist':>6s} {'near':>6s} "
+print(f"{'configuration':40s} {'in':>5s} {'reached':>7s} {'at loop':>7s} {'cos':>5s} {'distinct':>8s} {'dist':>6s} {'near':>6s} "
       f"{'rho':>6s} {'grad 4T/T':>9s} " + " ".join(f"{'n=' + str(n):>6s}" for n in plan.test_ns))
 for r in rows.values():
     print(f"{label(r['key']) + ' s' + str(r['seed']):40s} {r['in_acc']:5.2f} {r['reach'].reached_fraction:7.2f} "
-          f"{r['reach'].tau_star:7.1f} {r['dep'].distinct_fixed_points:8d} {r['dep'].mean_distance:6.3f} "
+          f"{r['reach'].tau_star:7.1f} {r['reach_cosine'].reached_fraction:5.2f} {r['dep'].distinct_fixed_points:8d} {r['dep'].mean_distance:6.3f} "
           f"{r['dep'].nearby_distance:6.3f} {r['rho']:6.3f} {r['grad_growth']:9.2f} "
           + " ".join(f"{r['extrap'][n]:6.3f}" for n in plan.test_ns))
 
@@ -89,8 +92,11 @@ plt.show()
 # %% [markdown]
 # ## Sudoku: internal against external recall
 #
-# Both runs: one bidirectional layer (`causal=False`: a cell depends on the whole board), learned
-# cell positions, outer normalisation on; recall external (`"add"`) or internal. Training boards are
+# Both runs: one bidirectional layer (`causal=False`: a cell depends on the whole board), outer
+# normalisation on, recall external (`"add"`) or internal. Cell positions (quick profile): each cell's
+# row, column and box through a learned projection (`pos="grid"`), 4,000 steps — the pick of a pilot
+# (`bench/sudoku_pilot.py`, `profiles.SUDOKU_PICK`; its bar, whole boards ≥ 0.5 in distribution, fixed
+# before it trained) after the earlier quick sudoku (learned positions, 2,000 steps) solved no board. Training boards are
 # 34-given puzzles (the public recipe's training difficulty) from a fixed pool of 1,000 under random
 # sudoku symmetries (`sudoku.augment`); every cell is a target (givens keep their digit). Tests:
 # unseen puzzles at 34 givens and the harder 28 and 24, read after every loop up to twice the
@@ -124,7 +130,7 @@ plt.show()
 # token apart end apart); `fixedpoint.stability_results` turns the readings into the ledger's numbers.
 
 # %%
-results = fixedpoint.stability_results(rows, sudoku_rows, plan.test_ns, plan.sudoku_givens)
+results = fixedpoint.stability_results(rows, sudoku_rows, plan.test_ns, plan.sudoku_givens, plan.base)
 claims.print_verdicts("09_fixed_point_stability", results, PROFILE)
 print(f"compared at n={results['compared_at_n']} (the longest length beyond training where some configuration reaches "
       f"{fixedpoint.SCORES}; None: no such length, the ranking is unmeasured): best {results['best_configuration']}")
