@@ -509,7 +509,18 @@ PREFIX_SUMS_SEARCH_BASE = RunConfig(experiment="easy_to_hard", task="prefix_sums
 # 08's quick recipe: the search's pick by its logged rule, (name, changes to the base) as
 # bench/prefix_sums_search.py's RECIPES has it (tests/test_thin_08_09.py holds it against the log's decision);
 # None while the search has not decided: 08 trains the base
-PREFIX_SUMS_PICK: tuple[str, dict] | None = None
+PREFIX_SUMS_PICK: tuple[str, dict] | None = ("settled_local", {"schedule": "proportional", "T_jitter": 2.0,
+                                                                 "outer_norm": True, "loss_loops": "tail",
+                                                                 "attn_window": 5})
+def prefix_sums_recipe(profile: str) -> str:
+    """One line on where 08's recipe of `profile` comes from (the search ran at quick scale only)."""
+    if profile != "quick":
+        return f"{profile} recipe: the profile's own (the prefix-sums search ran at quick scale only)"
+    if PREFIX_SUMS_PICK is None:
+        return "quick recipe: the search's base (no pick yet)"
+    return f"quick recipe: {PREFIX_SUMS_PICK[0]} {PREFIX_SUMS_PICK[1]}"
+
+
 # 08's seeds by profile (the paper profile's one seed keeps its GPU plan; quick reads two)
 E2H_SEEDS = {"smoke": (0,), "quick": (0, 1), "paper": (0,)}
 
@@ -603,7 +614,8 @@ def paper_b_grid(base: Knobs) -> tuple[Knobs, ...]:
     every recall placement and op (no recall; external add / the base's op; internal add / linear / concat)
     without outer norm; no, external and internal recall with it (the base's op; concat is internal only,
     so external takes add there); the base with each other norm placement; the base with the other norm
-    kind. 14 configurations for 08's quick pick (internal linear recall, peri-norm, RMSNorm)."""
+    kind: 12 configurations around 08's quick pick (settled_local: Paper A's adapter recall, read as external
+    additive, with outer norm, pre-norm, LayerNorm), 14 around a peri/RMS/internal-linear base."""
     ext_op = base.recall_op if base.recall_op != "concat" else "add"
     none = Knobs("none", False, base.norm, "add", base.norm_kind)
     grid = [none,
