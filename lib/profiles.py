@@ -512,6 +512,8 @@ PREFIX_SUMS_SEARCH_BASE = RunConfig(experiment="easy_to_hard", task="prefix_sums
 PREFIX_SUMS_PICK: tuple[str, dict] | None = ("settled_local", {"schedule": "proportional", "T_jitter": 2.0,
                                                                  "outer_norm": True, "loss_loops": "tail",
                                                                  "attn_window": 5})
+
+
 def prefix_sums_recipe(profile: str) -> str:
     """One line on where 08's recipe of `profile` comes from (the search ran at quick scale only)."""
     if profile != "quick":
