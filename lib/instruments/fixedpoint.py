@@ -292,12 +292,12 @@ def sudoku_best(sudoku_rows: dict, recall: str, givens: int, what: str = "board"
 
 def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, base=DEFAULT_KNOBS) -> dict:
     """The ledger's numbers for Paper B. Per configuration: extrapolation at every test length, the
-    fraction of seeds with stable fixed points (reached counted by each criterion in turn), and the fraction of inputs that settle by each criterion
-    (our relative step, Paper B's consecutive cosine). At the comparison length (`comparison_length`): is
-    the best configuration one with recall and outer norm and stable fixed points (claim 2; once with each
-    criterion), and internal
-    minus external recall, both with outer norm and `base`'s norm, norm kind and recall op (claim 3); both
-    None where no length is informative. Claim 1: distinct final states per input without recall (outer
+    fraction of seeds with stable fixed points (reached counted by each criterion in turn), and the
+    fraction of inputs that settle by each criterion (our relative step, Paper B's consecutive cosine).
+    At the comparison length (`comparison_length`): is the best configuration one with recall and outer
+    norm and stable fixed points (claim 2; once with each criterion), and internal minus external recall,
+    both with outer norm and `base`'s norm, norm kind and recall op (claim 3); both None where no length
+    is informative. Claim 1: distinct final states per input without recall (outer
     norm on). Sudoku: best-loop board and blank-cell accuracy, and internal minus external whole-board
     accuracy over the harder difficulties."""
     keys = list(dict.fromkeys(k for k, _ in rows))
@@ -319,6 +319,8 @@ def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, bas
     stable_cos = {k: mean_over_seeds(rows, k, lambda r: float(stable_fixed_points(r, "reach_cosine"))) for k in keys}
     reached = lambda k, what: round(mean_over_seeds(rows, k, lambda r: r[what].reached_fraction), 3)
     best = max(ext, key=ext.get)
+    recall_outer = _knobs(best)[0] != "none" and _knobs(best)[1]
+    best_is_recall_outer = lambda stable_by: bool(recall_outer and stable_by[best] == 1.0)   # claim 2, one criterion
     distinct = lambda r: r["dep"].distinct_fixed_points / r["dep"].n_inputs
     label = lambda k: configuration_label(k, base)
     recalls = list(dict.fromkeys(rc for rc, _, _ in sudoku_rows))
@@ -330,10 +332,8 @@ def stability_results(rows: dict, sudoku_rows: dict, test_ns, sudoku_givens, bas
                                       "stable_fixed_points_cosine": round(stable_cos[k], 3),
                                       "reached_step": reached(k, "reach"), "reached_cosine": reached(k, "reach_cosine")}
                            for k in keys},
-        "best_is_recall_outer": bool(_knobs(best)[0] != "none" and _knobs(best)[1] and stable[best] == 1.0)
-        if compare_at else None,
-        "best_is_recall_outer_cosine": bool(_knobs(best)[0] != "none" and _knobs(best)[1] and stable_cos[best] == 1.0)
-        if compare_at else None,
+        "best_is_recall_outer": best_is_recall_outer(stable) if compare_at else None,
+        "best_is_recall_outer_cosine": best_is_recall_outer(stable_cos) if compare_at else None,
         "best_configuration": label(best) if compare_at else None,
         "no_recall_distinct_fraction": round(mean_over_seeds(rows, no_recall, distinct), 3),
         "internal_minus_external": round(ext[internal] - ext[external], 3) if compare_at else None,
