@@ -31,6 +31,9 @@ layers, d = 32: labelled depth-unmatched), both before "d32"; rule 2's order is 
 Added 2026-12-02 (second time: the first log was lost with an unlanded branch), before any candidate of
 this log trained: a candidate one of whose seeds misses rule 1's bar is decided then (rule 1 needs both
 seeds) and its other seed is not trained.
+Added 2026-12-02 (third session), after lr3e-4_warm1000 failed and before any later candidate finished:
+once rule 2 has a pick (every earlier candidate measured and failed), the later candidates cannot change
+it and are not trained.
 """
 from __future__ import annotations
 
@@ -120,9 +123,13 @@ def main(argv=None) -> int:
         import torch
         torch.set_num_threads(1)
         return held_out("--compile" in argv)
-    return search_main(argv, __doc__.splitlines()[0], QUEUE, measure_one, LOG, print_table, decide,
-                       lambda rows, key: failed([r for r in rows if not r.get("held_out")], key[0],
-                                                "in_acc_T", LEARNED))
+    return search_main(argv, __doc__.splitlines()[0], QUEUE, measure_one, LOG, print_table, decide, decided)
+
+
+def decided(rows: list[dict], key: tuple) -> bool:
+    """(recipe, seed) needs no training: another seed of the recipe failed, or rule 2 has picked already."""
+    chosen = [r for r in rows if not r.get("held_out")]
+    return failed(chosen, key[0], "in_acc_T", LEARNED) or decide(chosen)["pick"] is not None
 
 
 if __name__ == "__main__":

@@ -144,7 +144,22 @@ def test_a_search_skips_the_other_seed_of_a_recipe_one_seed_has_failed(tmp_path,
                 "best": {"64": [0.1, 3]}, "train_wall_s": 10.0}
     monkeypatch.setattr(search, "measure_one", fake_measure)
     assert search.main(["--worker", "0/1"]) == 0
-    assert calls == [(names[0], 0)] + [(r, s) for r in names[1:] for s in search.SEEDS]
+    after = names[1:2] if module == "bench.untied_search" else names[1:]   # the untied search stops at its pick
+    assert calls == [(names[0], 0)] + [(r, s) for r in after for s in search.SEEDS]
     d = search.decide([json.loads(x) for x in search.LOG.read_text().splitlines()])
     learns = d["recipes"][names[0]]["learns"] if "recipes" in d else d["learns"][names[0]]
     assert learns is False and d["pick"] == names[1]
+
+
+def test_the_untied_search_trains_no_candidate_after_its_pick():
+    """Rule 2 takes the first learner in order: once it has one, later candidates cannot change the
+    pick and are decided; before that only a failed recipe's other seed is."""
+    from bench.untied_search import RECIPES, decided
+    names = list(RECIPES)
+    row = lambda r, s, acc: {"recipe": r, "seed": s, "in_acc_T": acc}   # noqa: E731
+    rows = [row(names[0], 0, 0.1), row(names[0], 1, 0.2), row(names[1], 0, 0.95)]
+    assert decided(rows, (names[0], 1)) and not decided(rows, (names[1], 1)) and not decided(rows, (names[2], 0))
+    rows.append(row(names[1], 1, 0.93))                                  # names[1] learns: the pick
+    assert all(decided(rows, (r, s)) for r in names[2:] for s in (0, 1))
+    held = rows[:3] + [{**row(names[1], 1, 0.93), "held_out": True}]     # a held-out row picks nothing
+    assert not decided(held, (names[2], 0))
