@@ -353,6 +353,37 @@ def operator_wall(profile: str, seeds=(0, 1)) -> OperatorWallPlan:
     return OperatorWallPlan(runs, cal.streaming + stream_g, free_s4 + free_g, long_ns, count, 0.9)
 
 
+WALL_SEEDS = {"smoke": (0, 1, 2), "quick": (0, 1, 2)}   # issue 21: >= 3 seeds each
+_FAIR_GROUPS = {"smoke": ("S3", "A4", "Z4"), "quick": ("S5", "A5", "S4")}   # the wall, NC1-complete, solvable
+
+
+def fair_wall(profile: str, seeds=None) -> OperatorWallPlan:
+    """The operator wall at equal step budgets (issue 21, item 3), fixed before any of its new runs trained.
+    The wall's recipe (`operator_wall`'s base: fixed T = n_train, quick 20,000 steps), seeds `WALL_SEEDS`
+    (0-2), for S5 (the wall), A5 (NC1-complete, order 60) and S4 (solvable: what A5 is judged against,
+    under the same recipe and budget), each joint and operator-first, and every run offered the same
+    max_steps: joint runs no longer stop at a plateau (plateau_stop 0; the deadlock is read from their
+    logged loss as before), and a run still stops early once it has learned (every curriculum alike).
+    Forced seriality, each streaming run paired with free training of the same task, seed and curriculum:
+    S5 operator-first (the wall with its help) and S4 joint (a task with no operator-first help), streaming
+    with T = n_train + 2 loops. The operator-first S5 and A5 seeds 0-1 are `operator_wall`'s runs, not
+    trained twice; 05 moves to this plan once its runs are trained (python -m lib.cli train fair_wall).
+    Paper: `operator_wall`'s plan (its seeds 0-1), so the GPU plan is unchanged until then."""
+    check_params(profile, None if seeds is None else list(seeds))
+    if profile == "paper":
+        return operator_wall(profile, seeds if seeds is not None else (0, 1))
+    seeds = WALL_SEEDS[profile] if seeds is None else tuple(seeds)
+    base = replace(next(iter(operator_wall(profile, (0,)).runs.values()))[0], plateau_stop=0)
+    runs = {(g, name): tuple(replace(base, task=g, curriculum_start=knobs["curriculum_start"] or base.n_train, seed=s)
+                             for s in seeds)
+            for g in _FAIR_GROUPS[profile] for name, knobs in CURRICULA.items()}
+    s5, s4 = _FAIR_GROUPS[profile][0], _FAIR_GROUPS[profile][2]
+    free = runs[(s5, "operator_first")] + runs[(s4, "joint")]
+    streaming = tuple(replace(c, schedule="streaming", T_train=c.n_train + 2) for c in free)
+    old = operator_wall(profile, (0,))
+    return OperatorWallPlan(runs, streaming, free, old.long_ns, old.eval_count, old.learned_acc)
+
+
 # ---------------------------------------------------------------------------------------------
 # 06 portability (budget annealing)
 
@@ -370,6 +401,14 @@ class AnnealingPlan:
 
 
 ANNEALING_SEEDS = {"smoke": (0, 1), "quick": (0, 1), "paper": (0, 1, 2, 3)}   # the paper: 4 seeds
+# Issue 21, item 4, fixed on 2026-12-02 before seeds 2-3 trained (seeds 0-1 were known: scratch learns
+# T = 4 in both and T = 2 in neither, 0.02 / 0.11; annealed T = 2 reaches 0.55 / 0.49): quick moves to
+# the paper's four seeds once seeds 2-3 are trained (python -m lib.cli train annealing --seeds 2,3), the
+# chain unchanged (T = 8 -> 4 -> 2 at n = 8, fixed-T recipe, from-scratch step budget per step). The
+# contract the claims are judged at: the hardest of the chain that the block can hold, i.e. where some
+# run of it (from scratch or annealed, any of the four seeds) reaches whole-word accuracy >= 0.9; the
+# seed lottery is measured there as the share of the four from-scratch seeds that learn it, and the
+# "bypasses the lottery" claim needs a lottery (some from-scratch seed fails there) or reads not measured.
 
 
 def annealing(profile: str, seeds=None) -> AnnealingPlan:
@@ -641,20 +680,26 @@ def grid_base(cfg: RunConfig) -> Knobs:
     return knobs_of(cfg)
 
 
-def stability(profile: str, seeds=(0,)) -> StabilityPlan:
-    """Paper B's grid on prefix sums (single-layer looped block): recall none / external / internal x outer
-    normalisation off / on, pre-norm (the paper profile adds peri- and post-norm), additive recall and
-    LayerNorm. Quick: on the prefix-sums search's base run (08's run before the search), until
-    `knob_grid`'s runs around 08's pick are trained and 09 moves to them."""
+def stability(profile: str, seeds=None) -> StabilityPlan:
+    """Paper B's grid on prefix sums (single-layer looped block), on the profile's easy-to-hard runs
+    (seeds None: the profile's, `E2H_SEEDS`). Quick: `paper_b_grid` around 08's run, to 08's test
+    lengths; the configuration that is 08's run reads 08's runs (not trained twice), the others are
+    stored under 09's experiment. Smoke and paper (the paper profile's GPU plan, unchanged): recall
+    none / external / internal x outer normalisation off / on, pre-norm (the paper profile adds peri-
+    and post-norm), additive recall and LayerNorm. With 09's sudoku: external against internal recall."""
     e2h = easy_to_hard(profile, seeds)
     seeds = tuple(c.seed for c in e2h.runs)
-    prefix, test_ns = e2h.runs, e2h.test_ns
-    if profile == "quick":                   # the grid's committed runs: 08's base before the search, to 4x
-        prefix, test_ns = tuple(replace(PREFIX_SUMS_SEARCH_BASE, seed=s) for s in seeds), (16, 32, 64)
     experiment = "stability" if profile != "smoke" else "smoke"
-    norms = ("pre",) if profile != "paper" else ("pre", "peri", "post")
-    grid = tuple(Knobs(recall, outer, norm) for recall in RECALLS for outer in (False, True) for norm in norms)
-    runs = {k: tuple(replace(with_knobs(c, k), experiment=experiment, n_layers=1) for c in prefix) for k in grid}
+    stored = lambda c, k: replace(with_knobs(c, k), experiment=experiment, n_layers=1)      # noqa: E731
+    if profile == "quick":
+        base = grid_base(e2h.runs[0])
+        same = lambda c, k: replace(stored(c, k), experiment=c.experiment) == c   # noqa: E731  (08's run)
+        runs = {k: tuple(c if same(c, k) else stored(c, k) for c in e2h.runs) for k in paper_b_grid(base)}
+    else:
+        base = Knobs("none", False)
+        norms = ("pre",) if profile != "paper" else ("pre", "peri", "post")
+        grid = tuple(Knobs(recall, outer, norm) for recall in RECALLS for outer in (False, True) for norm in norms)
+        runs = {k: tuple(stored(c, k) for c in e2h.runs) for k in grid}
     # sudoku (Paper B: internal recall "substantially better" there): external against internal
     # recall, both with outer normalisation, a single bidirectional layer
     from .sudoku import HARDER_GIVENS, TRAIN_GIVENS
@@ -663,24 +708,7 @@ def stability(profile: str, seeds=(0,)) -> StabilityPlan:
         board = replace(board, **SUDOKU_PICK[1])
     sudoku = {recall: tuple(replace(board, injection=RECALLS[recall], seed=s) for s in seeds)
               for recall in ("external", "internal")}
-    return StabilityPlan(runs, test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS,
-                         Knobs("none", False))
-
-
-def knob_grid(profile: str, seeds=None) -> StabilityPlan:
-    """Quick: `paper_b_grid` around 08's run (prefix sums, stored under 09's experiment; the configuration
-    that is 08's run reads 08's runs, not trained twice), with 09's sudoku: the plan 09 moves to once its
-    runs are trained (python -m lib.cli train knob_grid). Smoke and paper: `stability`'s grid (the paper
-    profile's GPU plan is unchanged)."""
-    plan = stability(profile, seeds if seeds is not None else E2H_SEEDS[profile])
-    if profile != "quick":
-        return plan
-    e2h = easy_to_hard(profile, seeds)
-    base = grid_base(e2h.runs[0])
-    stored = lambda c, k: replace(with_knobs(c, k), experiment="stability", n_layers=1)
-    same = lambda c, k: replace(stored(c, k), experiment=c.experiment) == c     # this configuration is 08's run
-    runs = {k: tuple(c if same(c, k) else stored(c, k) for c in e2h.runs) for k in paper_b_grid(base)}
-    return replace(plan, runs=runs, test_ns=e2h.test_ns, base=base)
+    return StabilityPlan(runs, e2h.test_ns, 4, e2h.eval_count, sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS, base)
 
 
 def sudoku_base(profile: str) -> RunConfig:
@@ -705,4 +733,4 @@ SUDOKU_PICK: tuple[str, dict] | None = ("grid34", {"pos": "grid", "max_steps": 4
 # The sections whose runs the store's command line can fill (python -m lib.cli train <section>).
 SECTIONS = {"budget_law": budget_law, "calibration": calibration, "tail_saturation": tail_saturation, "architecture_prior": architecture_prior,
             "operator_wall": operator_wall, "annealing": annealing, "contests": contests,
-            "easy_to_hard": easy_to_hard, "stability": stability, "knob_grid": knob_grid}
+            "easy_to_hard": easy_to_hard, "stability": stability, "fair_wall": fair_wall}

@@ -440,3 +440,29 @@ def test_figures_draw_from_the_readers_rows():
     wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
     assert len(plots.wall_loss(wall).axes) == 1 and len(plots.wall_accuracy(wall, (8,)).axes) == 2
     assert len(plots.streaming_pairs({"Z5": {"free": {4: 1.0}, "streaming": {4: 0.0}}}).axes[0].lines) == 2
+
+
+@pytest.mark.parametrize("profile", ["smoke", "quick"])
+def test_the_fair_wall_offers_every_curriculum_the_same_steps_and_reuses_the_walls_runs(profile):
+    from dataclasses import replace
+    from lib import profiles
+    plan = profiles.fair_wall(profile)
+    wall, nc1, solvable = profiles._FAIR_GROUPS[profile]
+    assert {g for g, _ in plan.runs} == {wall, nc1, solvable} and {name for _, name in plan.runs} == set(CURRICULA)
+    cfgs = [c for cs in plan.runs.values() for c in cs]
+    assert len({c.max_steps for c in cfgs}) == 1 and all(c.plateau_stop == 0 for c in cfgs)   # equal budgets
+    assert all([c.seed for c in cs] == [0, 1, 2] for cs in plan.runs.values())               # >= 3 seeds each
+    for (g, name), cs in plan.runs.items():         # the curricula differ in where they start, nothing else
+        other = plan.runs[(g, "joint" if name == "operator_first" else "operator_first")]
+        assert [replace(c, curriculum_start=1) for c in cs] == [replace(c, curriculum_start=1) for c in other]
+        assert all(c.curriculum_start == (2 if name == "operator_first" else c.n_train) for c in cs)
+    # forced seriality on the wall with its help and on the solvable group trained jointly, each streaming
+    # run paired with the free run of its task, seed and curriculum, T = n + 2
+    assert plan.free == plan.runs[(wall, "operator_first")] + plan.runs[(solvable, "joint")]
+    for st, fr in zip(plan.streaming, plan.free, strict=True):
+        assert st.schedule == "streaming" and st.T_train == fr.n_train + 2
+        assert replace(st, schedule=fr.schedule, T_train=fr.T_train) == fr
+    old = profiles.operator_wall(profile, (0, 1))                # the wall's operator-first runs, not trained twice
+    for g in (wall, nc1):
+        assert set(old.runs[(g, "operator_first")]) <= set(plan.runs[(g, "operator_first")])
+    assert profiles.fair_wall("paper") == profiles.operator_wall("paper", (0, 1))   # the GPU plan, unchanged
