@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from lib.instruments import fixedpoint, tail
+from lib.instruments import fixedpoint, saturation, tail
 from lib.config import RunConfig, loops_at_length
 from lib.train import loop_loss, loops_for
 from tests.constructed import SerialPropagator
@@ -193,8 +193,9 @@ def test_tail_readings_from_given_states_equal_the_readings_that_run_the_loop():
     tokens = torch.randint(0, 24, (40, 6), generator=torch.Generator().manual_seed(3))
     solved = torch.arange(40) % 3 > 0
     hs = fixedpoint.states(model, tokens, 12)                            # longer than T: the first T are read
-    assert tail.metrics_row(model, tokens, 4, solved, 2, 12, states=hs) == \
-        pytest.approx(tail.metrics_row(model, tokens, 4, solved, 2, 12), nan_ok=True)
+    row = tail.metrics_row(model, tokens, 4, solved, 2, 12, states=hs)
+    assert row == pytest.approx(tail.metrics_row(model, tokens, 4, solved, 2, 12), nan_ok=True)
+    assert all(math.isnan(x) or x == round(x, tail.DECIMALS) for x in row.values())   # read at the resolution
     with pytest.raises(ValueError, match=r"states: expected at least 4 loops. states \(T, B, N, d\) of the \(40, 6\) tokens"):
         tail.metrics_row(model, tokens, 4, solved, states=hs[:, :10])
 
@@ -205,3 +206,15 @@ def test_tail_readings_refuse_given_states_with_streaming():
     hs = model(tokens, 6, return_states=True)[1]
     with pytest.raises(ValueError, match="states: not with streaming=True"):
         tail.metrics_row(model, tokens, 6, torch.ones(2, dtype=torch.bool), streaming=True, states=hs)
+
+
+def test_tail_readings_that_differ_below_the_resolution_are_one_reading():
+    # past a fixed point two machines read 1 - 4e-5 and 1 - 9e-6: float noise, a tie, not a ranking
+    assert tail.at_resolution(1 - 4e-5) == tail.at_resolution(1 - 9e-6) == 1.0
+    assert tail.at_resolution(0.8764) != tail.at_resolution(0.8754)           # a real difference stays
+    assert math.isnan(tail.at_resolution(float("nan")))
+    fitted = [dict(recipe="settled", in_acc=1.0, reached=True, ood_acc=a, budget={},
+                   **{m: tail.at_resolution(1 - e) for m in saturation.METRICS})
+              for a, e in ((0.2, 4e-5), (0.5, 9e-6), (0.9, 2e-5))]
+    _, corr = saturation.correlations(fitted)
+    assert all(math.isnan(e.value) for e in corr.values())                    # ties only: undefined

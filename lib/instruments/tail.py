@@ -35,6 +35,16 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from .head import settled_from
 
+# Tail metrics are read to 3 decimals. Past a fixed point they sit within float noise of 1, and the
+# digits below that belong to the CPU, not the model: the same committed runs read on two machines
+# differed there and flipped the rank correlations of notebooks 01 and 07. Two readings equal at this
+# resolution are a tie (a rank correlation over ties only is undefined), whatever machine reads them.
+DECIMALS = 3
+
+
+def at_resolution(x: float) -> float:
+    return round(float(x), DECIMALS) if np.isfinite(x) else float("nan")
+
 
 def jvp(f, primals, tangents):
     # The fused CPU attention kernel has no forward-mode derivative; the math kernel computes the
@@ -245,8 +255,8 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
     """Every tail metric of one model read at loop T on `tokens` (skip-one on the `solved` inputs
     only): skip1, jac_align (mean over 32 inputs and over the loop pairs (t, t+1) with t >= from_loop:
     from a fixed point tau* on, the tail the paper speaks of), cosine and cka between the last two
-    loops, and the asymptotic alignment after T_long loops (default 4 T). Loop-comparing metrics are
-    nan at T = 1. `states`: the model's states on `tokens` over at least T loops (see `given_states`),
+    loops, and the asymptotic alignment after T_long loops (default 4 T), each to DECIMALS places.
+    Loop-comparing metrics are nan at T = 1. `states`: the model's states on `tokens` over at least T loops (see `given_states`),
     so the readings share one run instead of each running the loop again; the asymptotic alignment
     reads them too when they reach T_long."""
     nan = float("nan")
@@ -259,7 +269,7 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
     at_T = None if states is None else states[:T]
     long = None if states is None or len(states) < T_long else states[:T_long, :64]
     sim = cross_step_similarity(model, tokens, T, streaming=streaming, states=at_T) if looped else None
-    return dict(
+    readings = dict(
         skip1=skip_k_preservation(model, tokens, T, 1, streaming=streaming, only=solved, states=at_T)
         if looped else nan,
         jac_align=float(np.mean(jacobian_alignment(model, tokens[:32], T, probes=probes, from_loop=from_loop,
@@ -267,6 +277,7 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
         if looped else nan,
         cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
         aa=asymptotic_alignment(model, tokens[:64], T_long, states=long))
+    return {m: at_resolution(x) for m, x in readings.items()}
 
 
 def metrics_after_fixed_point(model, tokens: torch.Tensor, T_train: int, solved: torch.Tensor, probes: int = 4,
