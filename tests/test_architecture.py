@@ -466,3 +466,33 @@ def test_the_fair_wall_offers_every_curriculum_the_same_steps_and_reuses_the_wal
     for g in (wall, nc1):
         assert set(old.runs[(g, "operator_first")]) <= set(plan.runs[(g, "operator_first")])
     assert profiles.fair_wall("paper") == profiles.operator_wall("paper", (0, 1))   # the GPU plan, unchanged
+
+
+def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_per_seed():
+    from types import SimpleNamespace as NS
+    def row(seq, ood, dead=False):
+        return dict(seq_acc=seq, ood={12: ood[0], 16: ood[1]}, reading=NS(deadlocked=dead),
+                    config=NS(max_steps=20000))
+    rows = {("S5", "operator_first", 0): row(1.0, (0.5, 0.1)), ("S5", "operator_first", 1): row(0.1, (0, 0)),
+            ("S5", "joint", 0): row(0.0, (0, 0), True), ("S5", "joint", 1): row(0.0, (0, 0), False),
+            ("A5", "operator_first", 0): row(1.0, (0.6, 0.02)), ("A5", "operator_first", 1): row(1.0, (0.4, 0.0)),
+            ("A5", "joint", 0): row(0.2, (0, 0)),
+            ("S4", "operator_first", 0): row(1.0, (0.9, 0.04)), ("S4", "operator_first", 1): row(1.0, (0.7, 0.05)),
+            ("S4", "joint", 0): row(1.0, (0.3, 0.0))}
+    pairs = {("S4", "joint", 0): {"free": {8: 1.0, 12: 0.3}, "streaming": {8: 0.2, 12: 0.1}},
+             ("S4", "joint", 1): {"free": {8: 0.95, 12: 0.2}, "streaming": {8: 0.55, 12: 0.2}},
+             ("S5", "operator_first", 0): {"free": {8: 0.5, 12: 0.1}, "streaming": {8: 0.0, 12: 0.0}}}
+    r = wall_reader.fair_wall_results(rows, pairs, (12, 16), 0.9, wall="S5", nc1="A5", solvable="S4")
+    # S4 scores 0.045 at 16 (< 0.05) and 0.8 at 12: compared at 12, A5's 0.5 against S4's 0.8
+    assert r["nc1_compared_at_n"] == 12 and r["nc1_minus_solvable_ood"] == pytest.approx(-0.3)
+    assert r["wall_joint_deadlock_fraction"] == 0.5
+    assert r["wall_learned_fraction"] == {"operator_first": 0.5, "joint": 0.0} and r["budgets"] == [20000]
+    assert r["nc1_learned_fraction"] == {"operator_first": 1.0, "joint": 0.0}
+    # S4 joint at n = 8: both free runs learned, gaps 0.8 and 0.4; at 12 free learned nowhere; S5's free
+    # run never learned: no gap there
+    assert r["streaming_gaps"] == {"S4 joint n=8": pytest.approx(0.6)} and r["streaming_gap"] == pytest.approx(0.6)
+    nowhere = {k: row(v["seq_acc"], (0.0, 0.0)) for k, v in rows.items()}
+    assert wall_reader.fair_wall_results(nowhere, {}, (12, 16), 0.9, "S5", "A5", "S4")["nc1_minus_solvable_ood"] is None
+    with pytest.raises(ValueError, match="group 'S4' needs operator-first and joint runs"):
+        wall_reader.fair_wall_results({k: v for k, v in rows.items() if k[0] != "S4"}, pairs, (12, 16), 0.9,
+                                      "S5", "A5", "S4")

@@ -127,3 +127,79 @@ def wall_results(rows: dict, pairs: dict, long_n: int, learned_acc: float) -> di
                                    for kind, accs in out.items()} for task, out in pairs.items()},
         "streaming_gap": round(float(max(gaps)), 3) if gaps else None,
     }
+
+
+# --- the wall at equal step budgets (`profiles.fair_wall`; issue 21, item 3) ------------------------
+# Written on 2026-12-02, before any of that plan's new runs trained: the rules 05 is judged by once it
+# moves to the plan. Every curriculum is offered the same steps, so "learned" compares like with like.
+SCORES = 0.05     # a group 'scores' at a length when its mean whole-word accuracy there reaches this
+
+
+def seed_pairs(free, streaming, long_ns, count: int = 512) -> dict:
+    """`streaming_pairs` for several seeds a task: (task, curriculum, seed) -> {"free": {n: acc},
+    "streaming": {n: acc}}, the curriculum read from the free run ("operator_first" when it starts at
+    length 2, else "joint"); `free[k]` and `streaming[k]` must share task, length and seed."""
+    out = {}
+    for f, s in zip(free, streaming, strict=True):
+        if f.config.seed != s.config.seed:
+            raise ValueError(f"streaming pair: seed {f.config.seed} against seed {s.config.seed}; a pair is one seed")
+        curriculum = "joint" if f.config.curriculum_start >= f.config.n_train else "operator_first"
+        out[(f.config.task, curriculum, f.config.seed)] = streaming_pairs([f], [s], long_ns, count)[f.config.task]
+    return out
+
+
+def fair_wall_results(rows: dict, pairs: dict, long_ns, learned_acc: float, wall: str, nc1: str,
+                      solvable: str) -> dict:
+    """The ledger's numbers for §6.3 at equal budgets. `rows` from `wall_rows`, `pairs` from
+    `seed_pairs`; a run *learned* when its in-distribution whole-word accuracy is >= `learned_acc`.
+    - NC1 costs nothing: operator-first `nc1` (A5) against operator-first `solvable` (S4) under the
+      same recipe and budget, mean whole-word accuracy over seeds minus the same of the solvable group,
+      at the longest of `long_ns` where the solvable group scores (>= SCORES; None: it scores nowhere
+      beyond training, so the comparison has nothing to compare), and in distribution beside it.
+    - The wall: the share of joint `wall` (S5) seeds deadlocked, and of joint and of operator-first
+      seeds that learn, each offered the same steps.
+    - Forced seriality: per (task, curriculum), over the seeds whose free run learned, the mean of free
+      minus streaming accuracy at each length; the gap is the largest such mean (None: free training
+      learned nowhere).
+    The ledger's bars, fixed with these rules: NC1 costs nothing when nc1_minus_solvable_ood >= -0.1
+    (partly >= -0.3); the wall deadlocks joint learning when every joint wall seed is deadlocked (partly
+    >= 0.5); operator-first dissolves it in every seed when its learned fraction is 1 (partly >= 0.5);
+    streaming fails where free training succeeds when the gap is >= 0.5 (partly >= 0.2)."""
+    def runs_of(group, curriculum):
+        return [r for (g, c, _), r in rows.items() if g == group and c == curriculum]
+
+    def learned(group, curriculum):
+        rs = runs_of(group, curriculum)
+        return round(float(np.mean([r["seq_acc"] >= learned_acc for r in rs])), 3) if rs else None
+
+    def mean_at(group, n):
+        return float(np.mean([r["ood"][n] for r in runs_of(group, "operator_first")]))
+
+    for g in (wall, nc1, solvable):
+        if not runs_of(g, "operator_first") or not runs_of(g, "joint"):
+            raise ValueError(f"rows: group {g!r} needs operator-first and joint runs; have "
+                             f"{sorted({(gg, c) for gg, c, _ in rows})}")
+    scored = [n for n in long_ns if mean_at(solvable, n) >= SCORES]
+    at = max(scored) if scored else None
+    in_dist = {g: round(float(np.mean([r["seq_acc"] for r in runs_of(g, "operator_first")])), 3) for g in (nc1, solvable)}
+    gaps = {}
+    for task, curriculum in dict.fromkeys((t, c) for t, c, _ in pairs):
+        mine = [out for (t, c, _), out in pairs.items() if (t, c) == (task, curriculum)]
+        for n in mine[0]["free"]:
+            kept = [out["free"][n] - out["streaming"][n] for out in mine if out["free"][n] >= learned_acc]
+            if kept:
+                gaps[f"{task} {curriculum} n={n}"] = round(float(np.mean(kept)), 3)
+    return {
+        "groups": {"wall": wall, "nc1": nc1, "solvable": solvable},
+        "nc1_compared_at_n": at,
+        "nc1_minus_solvable_ood": None if at is None else round(mean_at(nc1, at) - mean_at(solvable, at), 3),
+        "ood_by_group": {g: {str(n): round(mean_at(g, n), 3) for n in long_ns} for g in (nc1, solvable)},
+        "in_distribution_by_group": in_dist,
+        "nc1_learned_fraction": {c: learned(nc1, c) for c in ("operator_first", "joint")},
+        "solvable_learned_fraction": {c: learned(solvable, c) for c in ("operator_first", "joint")},
+        "wall_joint_deadlock_fraction": round(float(np.mean([r["reading"].deadlocked for r in runs_of(wall, "joint")])), 3),
+        "wall_learned_fraction": {c: learned(wall, c) for c in ("operator_first", "joint")},
+        "budgets": sorted({int(r["config"].max_steps) for r in rows.values()}),
+        "streaming_gaps": gaps,
+        "streaming_gap": max(gaps.values()) if gaps else None,
+    }
