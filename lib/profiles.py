@@ -272,7 +272,8 @@ def architecture_prior(profile: str, seeds=(0,), sizes=None) -> ArchitecturePlan
         test_ns, long_ns, count = (2, 3, 4), (6,), 64
     elif profile == "quick":
         tied = tuple(replace(_QUICK_BASE, T_train=_QUICK_BASE.n_train, seed=s) for s in seeds)   # budget-law 8/8
-        test_ns, long_ns, count = tuple(range(2, _QUICK_BASE.n_train + 1)), (12, 16), 512
+        # tau against n to 2 n_train (issue 21, item 2): the scaling class read past the training length too
+        test_ns, long_ns, count = tuple(range(2, 2 * _QUICK_BASE.n_train + 1)), (12, 16), 512
     else:
         tied = tuple(replace(_PAPER_BASE, T_train=_PAPER_BASE.n_train, seed=s, **PRESETS[size])   # budget-law runs
                      for size in sizes for s in seeds)

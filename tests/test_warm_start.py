@@ -100,7 +100,26 @@ def test_annealing_rows_and_results_on_constructed_readings(monkeypatch):
     assert [(r["seed"], r["T"], r["transferred"]) for r in rows] == [(0, 4, True), (0, 2, True), (1, 4, True),
                                                                       (1, 2, False)]
     res = portability.annealing_results(rows, 0.9)
-    assert res["final_T"] == 2 and res["anneal_transfer_fraction"] == 0.5 and res["anneal_transfer_count"] == "1/2"
+    assert res["final_T"] == res["judged_T"] == 2                       # seed 0's annealed run holds T = 2
+    assert res["anneal_transfer_fraction"] == 0.5 and res["anneal_transfer_count"] == "1/2"
     assert res["scratch_learned_fraction"] == 0.0 and res["anneal_minus_scratch"] == 0.5
     assert res["transfer_by_T"] == {"4": "2/2", "2": "1/2"}
     assert res["steps_ratio_where_both_learned"] == [round(50 / 99, 3), round(50 / 99, 3)]
+
+
+def test_annealing_is_judged_at_the_hardest_contract_some_run_learns():
+    from lib import claims
+    from lib.instruments import portability
+    def row(seed, T, acc, scratch_acc, transferred):
+        return dict(seed=seed, T=T, acc=acc, scratch_acc=scratch_acc, transferred=transferred, steps=10, scratch_steps=20)
+    # nobody learns T = 2; at T = 4 both annealed runs transfer and one from-scratch seed of two fails
+    rows = [row(0, 4, 1.0, 1.0, True), row(0, 2, 0.5, 0.0, False), row(1, 4, 0.95, 0.3, True), row(1, 2, 0.6, 0.1, False)]
+    res = portability.annealing_results(rows, 0.9)
+    assert res["final_T"] == 2 and res["judged_T"] == 4
+    assert res["anneal_transfer_fraction"] == 1.0 and res["scratch_learned_fraction"] == 0.5
+    lottery = claims.claim("anneal_minus_scratch")
+    assert lottery.requires(res)
+    no_lottery = portability.annealing_results([{**r, "scratch_acc": 1.0} if r["T"] == 4 else r for r in rows], 0.9)
+    assert no_lottery["judged_T"] == 4 and not lottery.requires(no_lottery)    # every scratch seed learns: no lottery
+    nowhere = portability.annealing_results([{**r, "acc": 0.1, "scratch_acc": 0.1} for r in rows], 0.9)
+    assert nowhere["judged_T"] == 2 and not claims.claim("anneal_transfer_fraction").requires(nowhere)
