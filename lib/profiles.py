@@ -262,6 +262,11 @@ def matched_untied(cfg: RunConfig) -> RunConfig:
     return best[1]
 
 
+# The quick untied control's recipe: bench/untied_search.py's pick by its logged rule, (name, changes) as
+# its RECIPES has it (tests/test_thin_08_09.py holds it against the log); None while no candidate learns.
+UNTIED_PICK: tuple[str, dict] | None = None
+
+
 def architecture_prior(profile: str, seeds=(0,), sizes=None) -> ArchitecturePlan:
     """sizes: the paper profile's model sizes of the tied runs (and so of their untied controls); None:
     `PAPER_SIZES`."""
@@ -279,12 +284,14 @@ def architecture_prior(profile: str, seeds=(0,), sizes=None) -> ArchitecturePlan
                      for size in sizes for s in seeds)
         test_ns, long_ns, count = (8, 12, 16, 24, 32, 48, 64), (32, 64), 1024
     exp = "smoke" if profile == "smoke" else "architecture_prior"
-    untied = tuple(replace(matched_untied(c), experiment=exp) for c in tied)
+    # quick: the untied control trains by the recipe search's pick (its A5 run too: same recipe and budget)
+    pick = UNTIED_PICK[1] if profile == "quick" and UNTIED_PICK is not None else {}
+    untied = tuple(replace(matched_untied(c), experiment=exp, **pick) for c in tied)
     tied_scan = tuple(replace(c, experiment=exp, pos="scan") for c in tied)
     # the untied scan-address control costs a run per seed; the quick profile leaves it to the paper profile
     untied_scan = tuple(replace(c, pos="scan") for c in untied) if profile != "quick" else ()
     a5 = operator_wall(profile, seeds).runs[(_WALL_GROUPS[profile][0], "operator_first")]
-    untied_a5 = tuple(replace(matched_untied(c), experiment=exp) for c in a5)
+    untied_a5 = tuple(replace(matched_untied(c), experiment=exp, **pick) for c in a5)
     # learned / rotary positions: tied runs and their own matched untied controls (a learned table
     # adds max_len x d parameters, so the match is redone per encoding)
     extra = () if profile != "paper" else tuple(

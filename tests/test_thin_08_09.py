@@ -301,7 +301,7 @@ def test_every_grid_holds_the_configurations_claims_1_and_3_read(base):
 def test_the_knob_grid_builds_around_any_pick_and_reads_08s_own_run(monkeypatch, pick):
     from bench.prefix_sums_search import RECIPES
     monkeypatch.setattr(profiles, "PREFIX_SUMS_PICK", None if pick is None else (pick, RECIPES[pick]))
-    plan = profiles.knob_grid("quick")
+    plan = profiles.stability("quick")
     e2h = profiles.easy_to_hard("quick")
     assert plan.test_ns == e2h.test_ns and plan.base == profiles.grid_base(e2h.runs[0])
     assert all(len(cfgs) == 2 for cfgs in plan.runs.values())                          # E2H_SEEDS: two seeds
@@ -350,3 +350,14 @@ def test_09s_quick_sudoku_is_the_pilot_pick_by_its_log():
     from lib.config import run_id
     if (pick := _picked(pilot, profiles.SUDOKU_PICK)) is not None:
         assert run_id(profiles.stability("quick", (0,)).sudoku["internal"][0]) == run_id(pilot.config(pick[0], 0))
+
+
+def test_04s_quick_untied_control_is_the_untied_search_pick_by_its_log():
+    """04's untied control (and its A5 run) trains what bench/untied_search.py's logged rule picked, and
+    the search's runs are 04's own."""
+    from bench import untied_search as search
+    from lib.config import run_id
+    if (pick := _picked(search, profiles.UNTIED_PICK)) is not None:
+        plan = profiles.architecture_prior("quick", search.SEEDS)
+        assert [run_id(c) for c in plan.untied] == [run_id(search.config(pick[0], s)) for s in search.SEEDS]
+        assert all(getattr(c, k) == v for c in plan.untied_a5 for k, v in pick[1].items())
