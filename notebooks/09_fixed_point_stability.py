@@ -25,11 +25,16 @@
 # 3. **Internal recall** with outer normalisation is competitive with standard (external) recall,
 #    and **substantially better on sudoku** (the last section).
 #
-# **The knobs** (`lib/model.py`): recall *none* (`injection="none"`), *external* (`"add"`: the input
-# embedding added to the state at the block's entry), *internal* (`"internal"`: added to each
-# sublayer's normalised input, `x + Attn(LN(x) + e)`); normalisation placement pre (default) / peri /
-# post; **outer normalisation**: one LayerNorm applied to the state after every whole loop,
-# `h^{t+1} = LN(F(inject(h^t, e)))`. Why this reading of "normalisation around the whole looped
+# **The knobs, as Paper B's code has them** (`lib/model.py`, `profiles.Knobs`): recall *none*
+# (`injection="none"`), *external* (at the block's entry) or *internal* (inside each sublayer, after its
+# pre-norm), combined with the state by `add`, `linear` (W_x x + W_e e, learned) or `concat` (internal
+# only); norm placement pre / peri / post / sandwich; LayerNorm or RMSNorm; **outer normalisation**: one
+# norm applied to the state after every whole loop, `h^{t+1} = LN(F(inject(h^t, e)))`. The quick grid
+# (`profiles.paper_b_grid`, fixed before any of its runs trained) varies them one at a time around 08's
+# run (the prefix-sums search's pick, whose Paper A adapter recall is read as external additive): every
+# recall placement and op without outer norm; no, external and internal recall with it; the other norm
+# placements; the other norm kind; two seeds each. Labels name only what differs from that base.
+# Why this reading of "normalisation around the whole looped
 # block": it is the only placement that bounds the iterated state itself (every h^t lies on the
 # LayerNorm sphere, whatever the block does), which is what the paper's fixed-point argument needs;
 # a norm inside the block (pre/peri/post) bounds sublayer inputs or outputs but lets the residual
@@ -45,7 +50,7 @@
 
 # %% tags=["parameters"]
 PROFILE = "quick"
-SEEDS = [0]
+SEEDS = None          # None: the profile's seeds (profiles.E2H_SEEDS: quick 0-1, 08's)
 DEVICE = "auto"
 TRAIN_IF_MISSING = True
 PROGRESS = False
