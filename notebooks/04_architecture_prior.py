@@ -72,10 +72,10 @@ for name, run in runs:
 
 # %% [markdown]
 # ## 1–2. Scaling class: tau at the last position against n
-# For each test length n inside the training range, tau at the last position with the loops the run
-# gets at that length (`cfg.loops_at(n)`: inside the training range, `T_train`; an untied model has
-# exactly that many blocks). Serial: tau grows by about one loop per position. Log-depth scan: tau
-# grows like log n. Every run is read once here (`architecture.prior_rows`): tau at its contract,
+# For each test length n up to twice the training length (quick: 2..16), tau at the last position with
+# the loops the run gets at that length (`cfg.loops_at(n)`: `T_train` inside the training range, scaled
+# with n beyond it; an untied model has exactly its blocks), over the lengths the run solves. Serial:
+# tau grows by about one loop per position. Log-depth scan: tau grows like log n. Every run is read once here (`architecture.prior_rows`): tau at its contract,
 # tau against n with its scaling class, and whole-word accuracy at every length (section 3).
 
 # %%
