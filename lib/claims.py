@@ -47,7 +47,7 @@ def _fixed_point_reached(r: dict) -> bool:
 
 
 def _final_contract_learnable(r: dict) -> bool:
-    return r["anneal_transfer_fraction"] > 0 or r["scratch_learned_fraction"] > 0
+    return r["scratch_learned_fraction"] > 0
 
 
 def _both_recalls_score(r: dict) -> bool:
@@ -155,15 +155,33 @@ CLAIMS += (
           "streaming fails", "free minus streaming whole-word accuracy ≥ 0.5 on a task free training learns (max over tasks, in or out of distribution)",
           "05_operator_wall", lambda v: v >= 0.5, lambda v: v >= 0.2),
 )
+# 05's claims once it moves to the equal-budget wall (`profiles.fair_wall`, `deadlock.fair_wall_results`),
+# fixed before that plan's new runs trained; they join CLAIMS, replacing the four above, when 05 is
+# re-executed on it (the old absolute 'A5 generalizes fully' row stays beside them).
+FAIR_WALL_CLAIMS = (
+    Claim("nc1_minus_solvable_ood", 3, "A §6.3", "NC1-completeness costs nothing: A5 extrapolates as far as a solvable group (S4) under the same recipe and budget",
+          "full generalization", "operator-first A5 minus S4 whole-word accuracy (means over seeds) ≥ −0.1, at the longest length beyond training where S4 carries (≥ 0.5)",
+          "05_operator_wall", lambda v: v >= -0.1, lambda v: v >= -0.3,
+          "S4 carries beyond training under the wall's recipe (else there is nothing to compare with)"),
+    Claim("wall_joint_deadlock_fraction", 3, "A §6.3", "S5's 120×120 operator deadlocks joint learning", "deadlock",
+          "every joint S5 seed measured deadlocked, each offered the operator-first runs' steps", "05_operator_wall",
+          lambda v: v == 1.0, lambda v: v >= 0.5),
+    Claim("wall_operator_first_fraction", 3, "A §6.3", "An operator-first curriculum dissolves the wall in every seed",
+          "every seed", "every operator-first S5 seed learns (whole-word ≥ 0.9) within the joint runs' budget",
+          "05_operator_wall", lambda v: v == 1.0, lambda v: v >= 0.5),
+    Claim("streaming_gap", 3, "A §6.3", "Imposing seriality through the input schedule (streaming) fails where free training succeeds",
+          "streaming fails", "free minus streaming whole-word accuracy ≥ 0.5, mean over the seeds whose free run learned (max over tasks and lengths)",
+          "05_operator_wall", lambda v: v >= 0.5, lambda v: v >= 0.2, "free training learns the task (some seed)"),
+)
 CLAIMS += (
     Claim("anneal_transfer_fraction", 4, "A §7", "Budget annealing transfers the algorithm and re-prices its speed",
           "4/4 seeds", "every seed learned the judged contract (the hardest of the chain some run learns) with v-hat closer to the new demand than the old",
           "06_portability", lambda v: v == 1.0, lambda v: v >= 0.5,
-          "the final contract is learnable: some run (annealed or from scratch) learns it", _final_contract_learnable),
+          "the judged contract is learnable: some from-scratch seed learns it", _final_contract_learnable),
     Claim("anneal_minus_scratch", 4, "A §7", "Annealing bypasses the seed lottery of from-scratch training",
           "most scratch runs fail", "learned fraction annealed minus from scratch at the judged contract ≥ 0.5",
           "06_portability", lambda v: v >= 0.5, lambda v: v > 0,
-          "a seed lottery at a learnable contract: some run learns the judged contract and some from-scratch seed fails it",
+          "a seed lottery at a learnable contract: some from-scratch seed learns the judged contract and some fails it",
           lambda r: _final_contract_learnable(r) and r["scratch_learned_fraction"] < 1),
 )
 CLAIMS += (

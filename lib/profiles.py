@@ -409,14 +409,18 @@ class AnnealingPlan:
 
 
 ANNEALING_SEEDS = {"smoke": (0, 1), "quick": (0, 1), "paper": (0, 1, 2, 3)}   # the paper: 4 seeds
-# Issue 21, item 4, fixed on 2026-12-02 before seeds 2-3 trained (seeds 0-1 were known: scratch learns
-# T = 4 in both and T = 2 in neither, 0.02 / 0.11; annealed T = 2 reaches 0.55 / 0.49): quick moves to
-# the paper's four seeds once seeds 2-3 are trained (python -m lib.cli train annealing --seeds 2,3), the
-# chain unchanged (T = 8 -> 4 -> 2 at n = 8, fixed-T recipe, from-scratch step budget per step). The
-# contract the claims are judged at: the hardest of the chain that the block can hold, i.e. where some
-# run of it (from scratch or annealed, any of the four seeds) reaches whole-word accuracy >= 0.9; the
-# seed lottery is measured there as the share of the four from-scratch seeds that learn it, and the
-# "bypasses the lottery" claim needs a lottery (some from-scratch seed fails there) or reads not measured.
+# Issue 21, item 4, fixed on 2026-12-02 before seeds 2-3 trained, but with seeds 0-1 known (whole-word
+# accuracy in their final evaluations: from scratch T = 4 learned by both, T = 2 by neither, 0.02 / 0.11;
+# annealed T = 4 transferred in both, annealed T = 2 0.55 / 0.49): quick moves to the paper's four seeds
+# once seeds 2-3 are trained (python -m lib.cli train annealing --seeds 2,3), the chain unchanged (T = 8 -> 4
+# -> 2 at n = 8, fixed-T recipe, from-scratch step budget per step). The claims are judged at the hardest
+# contract of the chain that from-scratch training shows the block can hold (some from-scratch seed learns
+# it; `portability.annealing_results`), the seed lottery is the share of the four from-scratch seeds that
+# learn it, and "bypasses the lottery" needs a lottery there (some from-scratch seed fails) or reads not
+# measured. Revised the same day, before any seed 2-3 annealed run was read: the first version let the
+# annealed runs themselves decide the judged contract; seeds 0-1, known when the rule was written, are
+# named (ANNEALING_SEEN_SEEDS) and the transfer fraction over seeds 2-3 alone is reported beside the whole.
+ANNEALING_SEEN_SEEDS = (0, 1)
 
 
 def annealing(profile: str, seeds=None) -> AnnealingPlan:

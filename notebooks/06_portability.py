@@ -30,13 +30,23 @@
 # the final contract both train equally long), and the store records the lineage. From-scratch runs
 # of the same contracts are the budget-law runs of each seed.
 #
+# **Seeds and the contract judged** (fixed before the quick profile's seeds 2–3 trained, with seeds 0–1
+# known): four seeds, the paper's count. A chain can end at a contract the block cannot hold at all
+# (quick: T = 2 at n = 8, demand 4), where neither annealing nor scratch training says anything about
+# transfer. The claims are judged at the hardest contract of the chain that from-scratch training shows
+# learnable (some from-scratch seed learns it; `portability.annealing_results`: `judged_T`), so the
+# choice does not read the annealed runs it judges; the seed lottery is the share of from-scratch seeds
+# that learn it there, and "bypasses the lottery" needs one (some from-scratch seed failing it). The
+# transfer fraction over the seeds not known when the rule was written (`profiles.ANNEALING_SEEN_SEEDS`)
+# is printed beside the whole one.
+#
 # **Transfer, per seed and contract** (our criterion, `lib/instruments/portability.py`; the paper does not state one): the annealed
 # run is *learned* (in-distribution whole-word accuracy ≥ 0.9 after `T_train` loops) and its speed
 # is *re-priced*: v-hat(tau) is closer to the new demand `n/T` than to the old one (in log ratio).
 
 # %% tags=["parameters"]
 PROFILE = "quick"
-SEEDS = None          # None: the profile's seeds (quick: 0, 1; paper: 0-3, the paper's four)
+SEEDS = None          # None: the profile's seeds (profiles.ANNEALING_SEEDS: 0-3, the paper's four)
 DEVICE = "auto"
 TRAIN_IF_MISSING = True
 PROGRESS = False
@@ -75,9 +85,10 @@ plt.show()
 # ## Summary and verdict
 
 # %%
-results = portability.annealing_results(rows, plan.learned_acc)
+results = portability.annealing_results(rows, plan.learned_acc, profiles.ANNEALING_SEEN_SEEDS)
 claims.print_verdicts("06_portability", results, PROFILE)
-print(f"final contract T = {results['final_T']}: transferred {results['anneal_transfer_count']}; from scratch learned: "
-      f"{results['scratch_learned_fraction']}")
+print(f"judged at T = {results['judged_T']} (the chain ends at T = {results['final_T']}): transferred "
+      f"{results['anneal_transfer_count']} (over seeds not seen when the rule was written: "
+      f"{results['transfer_fraction_unseen_seeds']}); from scratch learned: {results['scratch_learned_fraction']}")
 print(f"transfer by contract T: {results['transfer_by_T']}; steps annealed/scratch where both learned: "
       f"{results['steps_ratio_where_both_learned']}")

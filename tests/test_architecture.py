@@ -450,7 +450,8 @@ def test_the_fair_wall_offers_every_curriculum_the_same_steps_and_reuses_the_wal
     wall, nc1, solvable = profiles._FAIR_GROUPS[profile]
     assert {g for g, _ in plan.runs} == {wall, nc1, solvable} and {name for _, name in plan.runs} == set(CURRICULA)
     cfgs = [c for cs in plan.runs.values() for c in cs]
-    assert len({c.max_steps for c in cfgs}) == 1 and all(c.plateau_stop == 0 for c in cfgs)   # equal budgets
+    assert {c.max_steps for c in cfgs} == {profiles.operator_wall(profile, (0,)).runs[(wall, "operator_first")][0].max_steps}
+    assert all(c.plateau_stop == 0 for c in cfgs)           # equal budgets: the wall's operator-first budget for all
     assert all([c.seed for c in cs] == [0, 1, 2] for cs in plan.runs.values())               # >= 3 seeds each
     for (g, name), cs in plan.runs.items():         # the curricula differ in where they start, nothing else
         other = plan.runs[(g, "joint" if name == "operator_first" else "operator_first")]
@@ -470,29 +471,40 @@ def test_the_fair_wall_offers_every_curriculum_the_same_steps_and_reuses_the_wal
 
 def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_per_seed():
     from types import SimpleNamespace as NS
-    def row(seq, ood, dead=False):
+    def row(seq, ood, dead=False, steps=20000):
         return dict(seq_acc=seq, ood={12: ood[0], 16: ood[1]}, reading=NS(deadlocked=dead),
-                    config=NS(max_steps=20000))
+                    config=NS(max_steps=steps))
     rows = {("S5", "operator_first", 0): row(1.0, (0.5, 0.1)), ("S5", "operator_first", 1): row(0.1, (0, 0)),
             ("S5", "joint", 0): row(0.0, (0, 0), True), ("S5", "joint", 1): row(0.0, (0, 0), False),
             ("A5", "operator_first", 0): row(1.0, (0.6, 0.02)), ("A5", "operator_first", 1): row(1.0, (0.4, 0.0)),
-            ("A5", "joint", 0): row(0.2, (0, 0)),
-            ("S4", "operator_first", 0): row(1.0, (0.9, 0.04)), ("S4", "operator_first", 1): row(1.0, (0.7, 0.05)),
-            ("S4", "joint", 0): row(1.0, (0.3, 0.0))}
+            ("A5", "joint", 0): row(0.2, (0, 0)), ("A5", "joint", 1): row(0.95, (0, 0)),
+            ("S4", "operator_first", 0): row(1.0, (0.9, 0.3)), ("S4", "operator_first", 1): row(1.0, (0.7, 0.3)),
+            ("S4", "joint", 0): row(1.0, (0.3, 0.0)), ("S4", "joint", 1): row(0.5, (0.0, 0.0))}
     pairs = {("S4", "joint", 0): {"free": {8: 1.0, 12: 0.3}, "streaming": {8: 0.2, 12: 0.1}},
              ("S4", "joint", 1): {"free": {8: 0.95, 12: 0.2}, "streaming": {8: 0.55, 12: 0.2}},
              ("S5", "operator_first", 0): {"free": {8: 0.5, 12: 0.1}, "streaming": {8: 0.0, 12: 0.0}}}
-    r = wall_reader.fair_wall_results(rows, pairs, (12, 16), 0.9, wall="S5", nc1="A5", solvable="S4")
-    # S4 scores 0.045 at 16 (< 0.05) and 0.8 at 12: compared at 12, A5's 0.5 against S4's 0.8
+    fair = wall_reader.fair_wall_results
+    r = fair(rows, pairs, (12, 16), 0.9, wall="S5", nc1="A5", solvable="S4")
+    # S4 carries (mean >= 0.5) at 12 (0.8), not at 16 (0.3): compared at 12, A5's 0.5 against S4's 0.8
     assert r["nc1_compared_at_n"] == 12 and r["nc1_minus_solvable_ood"] == pytest.approx(-0.3)
+    assert r["ood_by_group"]["S4"] == {"12": 0.8, "16": 0.3}
     assert r["wall_joint_deadlock_fraction"] == 0.5
     assert r["wall_learned_fraction"] == {"operator_first": 0.5, "joint": 0.0} and r["budgets"] == [20000]
-    assert r["nc1_learned_fraction"] == {"operator_first": 1.0, "joint": 0.0}
+    assert r["nc1_learned_fraction"] == {"operator_first": 1.0, "joint": 0.5}
     # S4 joint at n = 8: both free runs learned, gaps 0.8 and 0.4; at 12 free learned nowhere; S5's free
     # run never learned: no gap there
     assert r["streaming_gaps"] == {"S4 joint n=8": pytest.approx(0.6)} and r["streaming_gap"] == pytest.approx(0.6)
-    nowhere = {k: row(v["seq_acc"], (0.0, 0.0)) for k, v in rows.items()}
-    assert wall_reader.fair_wall_results(nowhere, {}, (12, 16), 0.9, "S5", "A5", "S4")["nc1_minus_solvable_ood"] is None
+    assert fair(rows, {}, (12, 16), 0.9, "S5", "A5", "S4")["streaming_gap"] is None
+    # where S4 scores but does not carry, A5 has nothing to be compared with: None, not a pass
+    weak = {k: ({**v, "ood": {12: 0.3, 16: 0.06}} if k[0] == "S4" else v) for k, v in rows.items()}
+    assert fair(weak, pairs, (12, 16), 0.9, "S5", "A5", "S4")["nc1_minus_solvable_ood"] is None
     with pytest.raises(ValueError, match="group 'S4' needs operator-first and joint runs"):
-        wall_reader.fair_wall_results({k: v for k, v in rows.items() if k[0] != "S4"}, pairs, (12, 16), 0.9,
-                                      "S5", "A5", "S4")
+        fair({k: v for k, v in rows.items() if k[0] != "S4"}, pairs, (12, 16), 0.9, "S5", "A5", "S4")
+    with pytest.raises(ValueError, match="the same seeds"):
+        fair({k: v for k, v in rows.items() if k != ("A5", "joint", 1)}, pairs, (12, 16), 0.9, "S5", "A5", "S4")
+    with pytest.raises(ValueError, match="step budgets"):
+        fair({**rows, ("S5", "joint", 1): row(0.0, (0, 0), steps=8000)}, pairs, (12, 16), 0.9, "S5", "A5", "S4")
+    from lib import claims
+    for c in claims.FAIR_WALL_CLAIMS:                            # the pre-registered bars read these numbers
+        assert c.key in r and c.notebook == "05_operator_wall"
+    assert claims.FAIR_WALL_CLAIMS[0].holds(-0.05) and not claims.FAIR_WALL_CLAIMS[0].holds(r["nc1_minus_solvable_ood"])

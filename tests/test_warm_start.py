@@ -99,10 +99,12 @@ def test_annealing_rows_and_results_on_constructed_readings(monkeypatch):
     rows = portability.annealing_rows(start, chains, scratch, 64, 0.9)
     assert [(r["seed"], r["T"], r["transferred"]) for r in rows] == [(0, 4, True), (0, 2, True), (1, 4, True),
                                                                       (1, 2, False)]
-    res = portability.annealing_results(rows, 0.9)
-    assert res["final_T"] == res["judged_T"] == 2                       # seed 0's annealed run holds T = 2
-    assert res["anneal_transfer_fraction"] == 0.5 and res["anneal_transfer_count"] == "1/2"
-    assert res["scratch_learned_fraction"] == 0.0 and res["anneal_minus_scratch"] == 0.5
+    res = portability.annealing_results(rows, 0.9, seen_seeds=(0,))
+    # only seed 0's annealed run holds T = 2; no from-scratch run does: judged at T = 4, where both learn
+    assert res["final_T"] == 2 and res["judged_T"] == 4
+    assert res["anneal_transfer_fraction"] == 1.0 and res["anneal_transfer_count"] == "2/2"
+    assert res["scratch_learned_fraction"] == 1.0 and res["anneal_minus_scratch"] == 0.0
+    assert res["seen_seeds"] == [0] and res["transfer_fraction_unseen_seeds"] == 1.0    # seed 1 alone
     assert res["transfer_by_T"] == {"4": "2/2", "2": "1/2"}
     assert res["steps_ratio_where_both_learned"] == [round(50 / 99, 3), round(50 / 99, 3)]
 
@@ -121,5 +123,9 @@ def test_annealing_is_judged_at_the_hardest_contract_some_run_learns():
     assert lottery.requires(res)
     no_lottery = portability.annealing_results([{**r, "scratch_acc": 1.0} if r["T"] == 4 else r for r in rows], 0.9)
     assert no_lottery["judged_T"] == 4 and not lottery.requires(no_lottery)    # every scratch seed learns: no lottery
+    # an annealed run alone learning a harder contract does not move the judged one: the choice reads
+    # from-scratch runs only, never the annealed runs it judges
+    annealed_only = portability.annealing_results([{**r, "acc": 1.0} if r["T"] == 2 else r for r in rows], 0.9)
+    assert annealed_only["judged_T"] == 4
     nowhere = portability.annealing_results([{**r, "acc": 0.1, "scratch_acc": 0.1} for r in rows], 0.9)
     assert nowhere["judged_T"] == 2 and not claims.claim("anneal_transfer_fraction").requires(nowhere)

@@ -54,7 +54,7 @@ def prior_row(name: str, run, test_ns, long_ns, count: int = 512, learned_acc: f
     scaling = head.tau_against_n(run.model, c, test_ns, count)
     return dict(name=name, seed=c.seed, config=c, n_params=run.metrics["n_params"], tau=contract,
                 learned=contract.solved_fraction >= learned_acc, ns=scaling.ns, last=scaling.last, fit=scaling.fit,
-                extrapolation=final_accuracy_by_length(run, tuple(test_ns) + tuple(long_ns), count))
+                extrapolation=final_accuracy_by_length(run, tuple(dict.fromkeys(tuple(test_ns) + tuple(long_ns))), count))
 
 
 def prior_rows(runs, test_ns, long_ns, count: int = 512, learned_acc: float = head.LEARNED) -> list[dict]:
