@@ -163,3 +163,6 @@ def test_the_untied_search_trains_no_candidate_after_its_pick():
     assert all(decided(rows, (r, s)) for r in names[2:] for s in (0, 1))
     held = rows[:3] + [{**row(names[1], 1, 0.93), "held_out": True}]     # a held-out row picks nothing
     assert not decided(held, (names[2], 0))
+    # a later candidate that learns while an earlier one is unmeasured is no pick: nothing after it is decided
+    early = [row(names[0], 0, 0.95), row(names[1], 0, 0.95), row(names[1], 1, 0.95)]
+    assert not decided(early, (names[0], 1)) and not decided(early, (names[2], 0))
