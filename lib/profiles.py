@@ -381,14 +381,14 @@ def fair_wall(profile: str, seeds=None) -> OperatorWallPlan:
     if profile == "paper":
         return operator_wall(profile, seeds if seeds is not None else (0, 1))
     seeds = WALL_SEEDS[profile] if seeds is None else tuple(seeds)
-    base = replace(next(iter(operator_wall(profile, (0,)).runs.values()))[0], plateau_stop=0)
+    old = operator_wall(profile, (0,))
+    base = replace(next(iter(old.runs.values()))[0], plateau_stop=0)
     runs = {(g, name): tuple(replace(base, task=g, curriculum_start=knobs["curriculum_start"] or base.n_train, seed=s)
                              for s in seeds)
             for g in _FAIR_GROUPS[profile] for name, knobs in CURRICULA.items()}
     s5, s4 = _FAIR_GROUPS[profile][0], _FAIR_GROUPS[profile][2]
     free = runs[(s5, "operator_first")] + runs[(s4, "joint")]
     streaming = tuple(replace(c, schedule="streaming", T_train=c.n_train + 2) for c in free)
-    old = operator_wall(profile, (0,))
     return OperatorWallPlan(runs, streaming, free, old.long_ns, old.eval_count, old.learned_acc)
 
 

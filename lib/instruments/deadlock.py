@@ -92,6 +92,17 @@ def streaming_pairs(free, streaming, long_ns, count: int = 512) -> dict:
     return pairs
 
 
+def runs_of(rows: dict, group: str, curriculum: str) -> list[dict]:
+    """The `wall_rows` rows of one group and curriculum, in seed order as planned."""
+    return [r for (g, c, _), r in rows.items() if g == group and c == curriculum]
+
+
+def learned_fraction(rows: dict, group: str, curriculum: str, learned_acc: float) -> float | None:
+    """Share of one group and curriculum's seeds whose in-distribution whole-word accuracy >= learned_acc."""
+    rs = runs_of(rows, group, curriculum)
+    return round(float(np.mean([r["seq_acc"] >= learned_acc for r in rs])), 3) if rs else None
+
+
 def wall_results(rows: dict, pairs: dict, long_n: int, learned_acc: float) -> dict:
     """The ledger's numbers for §6.3. `rows` from `wall_rows` (the plan names the NC1 group first, the
     large-operator group second); a run *learned* when its in-distribution whole-word accuracy is
@@ -101,17 +112,14 @@ def wall_results(rows: dict, pairs: dict, long_n: int, learned_acc: float) -> di
     first, second = dict.fromkeys(g for g, _, _ in rows)
     curricula = list(dict.fromkeys(c for _, c, _ in rows))
 
-    def runs_of(group, curriculum):
-        return [r for (g, c, _), r in rows.items() if g == group and c == curriculum]
-
     def learned(group, curriculum):
-        return round(float(np.mean([r["seq_acc"] >= learned_acc for r in runs_of(group, curriculum)])), 3)
+        return learned_fraction(rows, group, curriculum, learned_acc)
 
     def name(group, curriculum, seed):
         return f"{group} {curriculum} seed {seed}"
 
-    a5 = runs_of(first, "operator_first")
-    joint = runs_of(second, "joint")
+    a5 = runs_of(rows, first, "operator_first")
+    joint = runs_of(rows, second, "joint")
     gaps = [out["free"][n] - out["streaming"][n] for out in pairs.values() for n in out["free"]
             if out["free"][n] >= learned_acc]
     return {
@@ -171,18 +179,14 @@ def fair_wall_results(rows: dict, pairs: dict, long_ns, learned_acc: float, wall
       minus streaming accuracy at each length; the gap is the largest such mean (None: free training
       learned nowhere).
     The ledger's bars, fixed with these rules: `claims.FAIR_WALL_CLAIMS`."""
-    def runs_of(group, curriculum):
-        return [r for (g, c, _), r in rows.items() if g == group and c == curriculum]
-
     def learned(group, curriculum):
-        rs = runs_of(group, curriculum)
-        return round(float(np.mean([r["seq_acc"] >= learned_acc for r in rs])), 3) if rs else None
+        return learned_fraction(rows, group, curriculum, learned_acc)
 
     def mean_at(group, n):
-        return float(np.mean([r["ood"][n] for r in runs_of(group, "operator_first")]))
+        return float(np.mean([r["ood"][n] for r in runs_of(rows, group, "operator_first")]))
 
     for g in (wall, nc1, solvable):
-        if not runs_of(g, "operator_first") or not runs_of(g, "joint"):
+        if not runs_of(rows, g, "operator_first") or not runs_of(rows, g, "joint"):
             raise ValueError(f"rows: group {g!r} needs operator-first and joint runs; have "
                              f"{sorted({(gg, c) for gg, c, _ in rows})}")
     seeds = {(g, c): sorted(s for gg, cc, s in rows if (gg, cc) == (g, c)) for g, c, _ in rows}
@@ -193,7 +197,8 @@ def fair_wall_results(rows: dict, pairs: dict, long_ns, learned_acc: float, wall
         raise ValueError(f"rows: the runs have step budgets {budgets}; the comparison is at one budget")
     scored = [n for n in long_ns if mean_at(solvable, n) >= SOLVABLE_CARRIES]
     at = max(scored) if scored else None
-    in_dist = {g: round(float(np.mean([r["seq_acc"] for r in runs_of(g, "operator_first")])), 3) for g in (nc1, solvable)}
+    in_dist = {g: round(float(np.mean([r["seq_acc"] for r in runs_of(rows, g, "operator_first")])), 3)
+               for g in (nc1, solvable)}
     gaps = {}
     for task, curriculum in dict.fromkeys((t, c) for t, c, _ in pairs):
         mine = [out for (t, c, _), out in pairs.items() if (t, c) == (task, curriculum)]
@@ -209,7 +214,8 @@ def fair_wall_results(rows: dict, pairs: dict, long_ns, learned_acc: float, wall
         "in_distribution_by_group": in_dist,
         "nc1_learned_fraction": {c: learned(nc1, c) for c in ("operator_first", "joint")},
         "solvable_learned_fraction": {c: learned(solvable, c) for c in ("operator_first", "joint")},
-        "wall_joint_deadlock_fraction": round(float(np.mean([r["reading"].deadlocked for r in runs_of(wall, "joint")])), 3),
+        "wall_joint_deadlock_fraction": round(float(np.mean([r["reading"].deadlocked
+                                                             for r in runs_of(rows, wall, "joint")])), 3),
         "wall_learned_fraction": {c: learned(wall, c) for c in ("operator_first", "joint")},
         "wall_operator_first_fraction": learned(wall, "operator_first"),
         "budgets": budgets,

@@ -256,9 +256,9 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
     only): skip1, jac_align (mean over 32 inputs and over the loop pairs (t, t+1) with t >= from_loop:
     from a fixed point tau* on, the tail the paper speaks of), cosine and cka between the last two
     loops, and the asymptotic alignment after T_long loops (default 4 T), each to DECIMALS places.
-    Loop-comparing metrics are nan at T = 1. `states`: the model's states on `tokens` over at least T loops (see `given_states`),
-    so the readings share one run instead of each running the loop again; the asymptotic alignment
-    reads them too when they reach T_long."""
+    Loop-comparing metrics are nan at T = 1. `states`: the model's states on `tokens` over at least T
+    loops (see `given_states`), so the readings share one run instead of each running the loop again;
+    the asymptotic alignment reads them too when they reach T_long."""
     nan = float("nan")
     T_long = T_long or 4 * T
     looped = T > 1                       # tail metrics compare loops: undefined for one loop
