@@ -60,6 +60,15 @@ def test_annealing_plan_steps_match_the_scratch_budget_and_chain_through_the_sto
         assert [c.max_steps for c in chain] == [c.max_steps for c in scratch]      # equal training at each contract
         parents = [first] + list(chain[:-1])
         assert [c.init_from for c in chain] == [config.run_id(p) for p in parents]
+    # the lottery branch: T = 3 between the chain's T = 4 and T = 2, warm-started from each seed's T = 4
+    # run, beside from-scratch runs of the same contract, budget and seed
+    assert [c.init_from for c in plan.branch] == [config.run_id(ch[0]) for ch in plan.chains]
+    for b, s, ch in zip(plan.branch, plan.branch_scratch, plan.chains, strict=True):
+        assert b.T_train == s.T_train == 3 and b.max_steps == s.max_steps == ch[0].max_steps
+        assert b.seed == s.seed == ch[0].seed and not s.init_from
+    configs = plan.configs()
+    assert all(configs.index(b) > configs.index(ch[0]) for b, ch in zip(plan.branch, plan.chains))   # parents first
+    assert profiles.annealing("smoke").branch == ()
 
 
 def test_transfer_criterion_on_constructed_readings():
