@@ -135,11 +135,14 @@ def annealing(rows: list[dict], start_demand: float):
     solved fraction of annealed against from-scratch runs of the same contracts."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for seed in sorted({r["seed"] for r in rows}):
-        rs = [r for r in rows if r["seed"] == seed]
-        axes[0].plot([start_demand] + [r["demand"] for r in rs], [rs[0]["v_before"]] + [r["v_after"] for r in rs],
-                     "o-", label=f"annealed, seed {seed}")
-        axes[1].plot([r["demand"] for r in rs], [r["scratch_acc"] for r in rs], "x--", label=f"scratch, seed {seed}")
-        axes[1].plot([r["demand"] for r in rs], [r["acc"] for r in rs], "o-", label=f"annealed, seed {seed}")
+        rs = [r for r in rows if r["seed"] == seed and not r.get("branch")]
+        line, = axes[0].plot([start_demand] + [r["demand"] for r in rs], [rs[0]["v_before"]] + [r["v_after"] for r in rs],
+                             "o-", label=f"annealed, seed {seed}")
+        for b in (r for r in rows if r["seed"] == seed and r.get("branch")):   # the branch: from its parent, dotted
+            axes[0].plot([b["demand_before"], b["demand"]], [b["v_before"], b["v_after"]], "s:", color=line.get_color())
+        by_demand = sorted((r for r in rows if r["seed"] == seed), key=lambda r: r["demand"])
+        axes[1].plot([r["demand"] for r in by_demand], [r["scratch_acc"] for r in by_demand], "x--", label=f"scratch, seed {seed}")
+        axes[1].plot([r["demand"] for r in by_demand], [r["acc"] for r in by_demand], "o-", label=f"annealed, seed {seed}")
     grid = np.array(sorted({r["demand"] for r in rows} | {start_demand}))
     axes[0].plot(grid, grid, "k--", lw=0.8, label="v = n/T")
     axes[0].set(xlabel="demand n/T", ylabel="v-hat (tau)", title="speed re-priced by annealing")

@@ -118,6 +118,38 @@ def test_annealing_rows_and_results_on_constructed_readings(monkeypatch):
     assert res["steps_ratio_where_both_learned"] == [round(50 / 99, 3), round(50 / 99, 3)]
 
 
+def test_a_branch_row_is_read_from_its_parent_and_can_move_the_judged_contract(monkeypatch):
+    from lib.instruments import portability
+    # seed 0: 8 -> 4 -> 2, and the branch 4 -> 3; seed 1 likewise. From scratch: T = 4 both, T = 3 seed 0
+    # only (a lottery), T = 2 neither
+    read = {(s, T): (1.0, 8 / T) for s in (0, 1) for T in (8, 4, 3)} | {(0, 2): (0.2, 2.0), (1, 2): (0.1, 2.0)}
+    read[(1, 3)] = (1.0, 2.05)          # learned T = 3 but v-hat stays at T = 4's price: not transferred
+    scratch_read = {(0, 4): (1.0, 2.0), (1, 4): (1.0, 2.0), (0, 3): (0.95, 2.7), (1, 3): (0.3, float("nan")),
+                    (0, 2): (0.0, float("nan")), (1, 2): (0.0, float("nan"))}
+    def reading(run, count):
+        key = (run.config.seed, run.config.T_train)
+        acc, v = (scratch_read if run.metrics["steps"] == 99 else read)[key]
+        return dict(acc=acc, v=v, v_frontier=v, demand=8 / run.config.T_train)
+    monkeypatch.setattr(portability, "contract_reading", reading)
+    start = [_Run(s, 8, 10) for s in (0, 1)]
+    chains = [[_Run(s, 4, 50), _Run(s, 2, 60)] for s in (0, 1)]
+    scratch = [[_Run(s, T, 99) for s in (0, 1)] for T in (4, 2)]
+    branch, branch_scratch = [_Run(s, 3, 40) for s in (0, 1)], [_Run(s, 3, 99) for s in (0, 1)]
+    rows = portability.annealing_rows(start, chains, scratch, 64, 0.9, branch, branch_scratch, branch_from=0)
+    assert [(r["seed"], r["T"], r["branch"]) for r in rows] == [(0, 4, False), (0, 2, False), (0, 3, True),
+                                                                 (1, 4, False), (1, 2, False), (1, 3, True)]
+    b0 = rows[2]
+    assert b0["demand_before"] == 2.0 and b0["v_before"] == 2.0    # read from its parent, T = 4, not from T = 2
+    assert b0["transferred"] and not rows[5]["transferred"]
+    res = portability.annealing_results(rows, 0.9)
+    assert res["judged_T"] == 3 and res["final_T"] == 2          # the hardest contract some scratch seed learns
+    assert res["scratch_learned_fraction"] == 0.5 and res["anneal_minus_scratch"] == 0.5
+    assert res["anneal_transfer_count"] == "1/2"
+    assert res["by_contract"]["4"] == {"transferred": "2/2", "annealed_learned": 1.0, "scratch_learned": 1.0}
+    with pytest.raises(ValueError, match="branch: one run and one from-scratch run per seed"):
+        portability.annealing_rows(start, chains, scratch, 64, 0.9, branch[:1], branch_scratch)
+
+
 def test_annealing_is_judged_at_the_hardest_contract_some_run_learns():
     from lib import claims
     from lib.instruments import portability

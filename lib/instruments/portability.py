@@ -34,24 +34,40 @@ def transferred(after: dict, previous_demand: float, learned_acc: float) -> bool
     return abs(math.log(v / after["demand"])) < abs(math.log(v / previous_demand))
 
 
-def annealing_rows(start, chains, scratch, eval_count: int, learned_acc: float) -> list[dict]:
+def _row(run, alone_run, prev: dict, eval_count: int, learned_acc: float, branch: bool) -> tuple[dict, dict]:
+    """One annealing step: the annealed `run` read after warm-starting from a run read as `prev`, and
+    the from-scratch run of the same contract and seed beside it. Returns the row and `run`'s reading."""
+    after = contract_reading(run, eval_count)
+    alone = contract_reading(alone_run, eval_count)
+    row = dict(seed=run.config.seed, T=run.config.T_train, demand=after["demand"], demand_before=prev["demand"], v_before=prev["v"],
+               v_after=after["v"], v_frontier_after=after["v_frontier"], acc=after["acc"],
+               transferred=transferred(after, prev["demand"], learned_acc),
+               scratch_acc=alone["acc"], scratch_v=alone["v"], steps=run.metrics["steps"],
+               scratch_steps=alone_run.metrics["steps"], branch=branch,
+               lineage=run.metrics.get("lineage", {}).get("init_from"))
+    return row, after
+
+
+def annealing_rows(start, chains, scratch, eval_count: int, learned_acc: float,
+                   branch=(), branch_scratch=(), branch_from: int = 0) -> list[dict]:
     """One row per seed and annealing step: the contract, v-hat before and after, whether it
     transferred, and the from-scratch run of the same contract and seed beside it.
     start[i]: seed i's first run; chains[i][k]: its k-th annealed run; scratch[k][i]: the from-scratch
-    run of chains[i][k]'s contract."""
+    run of chains[i][k]'s contract. branch[i] (optional): one more annealed run of seed i, warm-started
+    from chains[i][branch_from], with branch_scratch[i] beside it; its row is marked branch=True."""
+    if branch and not len(branch) == len(branch_scratch) == len(start):
+        raise ValueError(f"branch: one run and one from-scratch run per seed ({len(start)}), got "
+                         f"{len(branch)} and {len(branch_scratch)}")
     rows = []
     for i, first in enumerate(start):
         prev = contract_reading(first, eval_count)
+        readings = []
         for k, run in enumerate(chains[i]):
-            after = contract_reading(run, eval_count)
-            alone = contract_reading(scratch[k][i], eval_count)
-            rows.append(dict(seed=first.config.seed, T=run.config.T_train, demand=after["demand"], v_before=prev["v"],
-                             v_after=after["v"], v_frontier_after=after["v_frontier"], acc=after["acc"],
-                             transferred=transferred(after, prev["demand"], learned_acc),
-                             scratch_acc=alone["acc"], scratch_v=alone["v"], steps=run.metrics["steps"],
-                             scratch_steps=scratch[k][i].metrics["steps"],
-                             lineage=run.metrics.get("lineage", {}).get("init_from")))
-            prev = after
+            row, prev = _row(run, scratch[k][i], prev, eval_count, learned_acc, branch=False)
+            rows.append(row)
+            readings.append(prev)
+        if branch:
+            rows.append(_row(branch[i], branch_scratch[i], readings[branch_from], eval_count, learned_acc, branch=True)[0])
     return rows
 
 
@@ -82,6 +98,12 @@ def annealing_results(rows: list[dict], learned_acc: float, seen_seeds=()) -> di
         # every annealing step, not only the final contract: where does transfer stop?
         "transfer_by_T": {str(T): f"{sum(r['transferred'] for r in rows if r['T'] == T)}/{sum(r['T'] == T for r in rows)}"
                           for T in sorted({r["T"] for r in rows}, reverse=True)},
+        # each contract on its own (the chain's and the branch's): transfers, and learned fractions
+        # annealed and from scratch, so a verdict at one contract is read beside the others
+        "by_contract": {str(T): {"transferred": f"{sum(r['transferred'] for r in rows if r['T'] == T)}/{sum(r['T'] == T for r in rows)}",
+                                 "annealed_learned": round(float(np.mean([r["acc"] >= learned_acc for r in rows if r["T"] == T])), 3),
+                                 "scratch_learned": round(float(np.mean([r["scratch_acc"] >= learned_acc for r in rows if r["T"] == T])), 3)}
+                        for T in sorted({r["T"] for r in rows}, reverse=True)},
         # optimiser steps to learn a contract: annealed / from scratch, where both learned it
         "steps_ratio_where_both_learned": [round(r["steps"] / r["scratch_steps"], 3) for r in rows
                                            if r["acc"] >= learned_acc and r["scratch_acc"] >= learned_acc],
