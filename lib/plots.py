@@ -304,11 +304,13 @@ def wall_accuracy(rows: dict, long_ns):
 
 def streaming_pairs(pairs: dict):
     """05: whole-word accuracy against length, free training (solid) against the streaming schedule
-    (dashed) on the same task. pairs: `deadlock.streaming_pairs`."""
+    (dashed) on the same task. pairs: `deadlock.streaming_pairs` (keyed by task) or `deadlock.seed_pairs`
+    (keyed by task, curriculum and seed)."""
     fig, ax = plt.subplots(figsize=(6, 3.8))
-    for task, out in pairs.items():
+    for key, out in pairs.items():
+        name = " ".join(map(str, key)) if isinstance(key, tuple) else key
         for kind, accs in out.items():
-            ax.plot(list(accs), list(accs.values()), "o-" if kind == "free" else "s--", label=f"{task} {kind}")
+            ax.plot(list(accs), list(accs.values()), "o-" if kind == "free" else "s--", label=f"{name} {kind}")
     ax.set(xlabel="test length n", ylabel="whole-word accuracy", ylim=(-0.02, 1.02),
            title="free training vs imposed seriality (streaming)")
     ax.legend(fontsize=7)

@@ -491,6 +491,8 @@ def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_pe
     assert r["wall_joint_deadlock_fraction"] == 0.5
     assert r["wall_learned_fraction"] == {"operator_first": 0.5, "joint": 0.0} and r["budgets"] == [20000]
     assert r["nc1_learned_fraction"] == {"operator_first": 1.0, "joint": 0.5}
+    # the old absolute row beside it: the worst operator-first A5 seed in distribution or at n = 16
+    assert r["a5_ood_acc"] == 0.0 and r["a5_learned_fraction"] == r["nc1_learned_fraction"]
     # S4 joint at n = 8: both free runs learned, gaps 0.8 and 0.4; at 12 free learned nowhere; S5's free
     # run never learned: no gap there
     assert r["streaming_gaps"] == {"S4 joint n=8": pytest.approx(0.6)} and r["streaming_gap"] == pytest.approx(0.6)

@@ -206,8 +206,13 @@ def fair_wall_results(rows: dict, pairs: dict, long_ns, learned_acc: float, wall
             kept = [out["free"][n] - out["streaming"][n] for out in mine if out["free"][n] >= learned_acc]
             if kept:
                 gaps[f"{task} {curriculum} n={n}"] = round(float(np.mean(kept)), 3)
+    nc1_first = runs_of(rows, nc1, "operator_first")
     return {
         "groups": {"wall": wall, "nc1": nc1, "solvable": solvable},
+        # the old wall's absolute row, kept beside the comparison: the worst operator-first NC1 seed's
+        # whole-word accuracy in distribution or at the longest length, and its precondition
+        "a5_ood_acc": round(float(min(min(r["seq_acc"], r["ood"][long_ns[-1]]) for r in nc1_first)), 3),
+        "a5_learned_fraction": {c: learned(nc1, c) for c in ("operator_first", "joint")},
         "nc1_compared_at_n": at,
         "nc1_minus_solvable_ood": None if at is None else round(mean_at(nc1, at) - mean_at(solvable, at), 3),
         "ood_by_group": {g: {str(n): round(mean_at(g, n), 3) for n in long_ns} for g in (nc1, solvable)},
