@@ -365,6 +365,15 @@ WALL_SEEDS = {"smoke": (0, 1, 2), "quick": (0, 1, 2)}   # issue 21: >= 3 seeds e
 _FAIR_GROUPS = {"smoke": ("S3", "A4", "Z4"), "quick": ("S5", "A5", "S4")}   # the wall, NC1-complete, solvable
 
 
+def fair_wall_groups(profile: str) -> dict:
+    """The equal-budget wall's groups by role: the wall, the NC1-complete group, the solvable one
+    (smoke and quick; the paper profile still plans the old wall, which has no solvable group)."""
+    check_params(profile, None)
+    if profile not in _FAIR_GROUPS:
+        raise ValueError(f"profile: the equal-budget wall is planned for {sorted(_FAIR_GROUPS)}, not {profile!r}")
+    return dict(zip(("wall", "nc1", "solvable"), _FAIR_GROUPS[profile]))
+
+
 def fair_wall(profile: str, seeds=None) -> OperatorWallPlan:
     """The operator wall at equal step budgets (issue 21, item 3), fixed before any of its new runs trained.
     The wall's recipe (`operator_wall`'s base: fixed T = n_train, quick 20,000 steps), seeds `WALL_SEEDS`

@@ -467,6 +467,9 @@ def test_the_fair_wall_offers_every_curriculum_the_same_steps_and_reuses_the_wal
     for g in (wall, nc1):
         assert set(old.runs[(g, "operator_first")]) <= set(plan.runs[(g, "operator_first")])
     assert profiles.fair_wall("paper") == profiles.operator_wall("paper", (0, 1))   # the GPU plan, unchanged
+    assert profiles.fair_wall_groups(profile) == {"wall": wall, "nc1": nc1, "solvable": solvable}
+    with pytest.raises(ValueError, match="profile: the equal-budget wall is planned for"):
+        profiles.fair_wall_groups("paper")
 
 
 def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_per_seed():
