@@ -440,6 +440,9 @@ def test_figures_draw_from_the_readers_rows():
     wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
     assert len(plots.wall_loss(wall).axes) == 1 and len(plots.wall_accuracy(wall, (8,)).axes) == 2
     assert len(plots.streaming_pairs({"Z5": {"free": {4: 1.0}, "streaming": {4: 0.0}}}).axes[0].lines) == 2
+    per_seed = plots.streaming_pairs({("Z5", "joint", s): {"free": {4: 1.0}, "streaming": {4: 0.0}} for s in (0, 1)})
+    assert [l.get_label() for l in per_seed.axes[0].lines] == ["Z5 joint 0 free", "Z5 joint 0 streaming",
+                                                               "Z5 joint 1 free", "Z5 joint 1 streaming"]
 
 
 @pytest.mark.parametrize("profile", ["smoke", "quick"])
