@@ -34,6 +34,13 @@ seeds) and its other seed is not trained.
 Added 2026-12-02 (third session), after lr3e-4_warm1000 failed and before any later candidate finished:
 once rule 2 has a pick (every earlier candidate measured and failed), the later candidates cannot change
 it and are not trained.
+Added 2026-12-03, after every candidate above was decided with no pick (rule 3 held: the untied claims
+read not measured) and before the new one trained: a second round of one candidate, the budget raised
+again, depth_init_lr3e-4_60k (depth_init_lr3e-4_30k's seed 0 learned at step 28,469 of 30,000 with the
+curriculum just done, its seed 1 reached length 6: budget is the axis the log points along). It is
+parameter- and depth-matched, so it sits before "d32" in rule 2's order; every candidate before it has
+failed, so the order changes no verdict. Its seed 1 (the one that failed at 30,000) trains first: if it
+misses the bar, the candidate is decided and seed 0 is not trained. Rules 1-4 are unchanged.
 """
 from __future__ import annotations
 
@@ -56,9 +63,11 @@ RECIPES = {
     # half the depth (4 blocks of 2 layers) at the width whose parameter count is closest to the tied
     # model's (105k against 111k; `profiles.matched_untied` at T_train 4): depth-unmatched, labelled
     "depth8": {"T_train": 4, "d_model": 32, "residual_init": "depth", "lr": 3e-4, "warmup": 1000},
+    "depth_init_lr3e-4_60k": {"residual_init": "depth", "lr": 3e-4, "warmup": 1000, "max_steps": 60000},
     "d32": {"d_model": 32, "residual_init": "depth", "lr": 3e-4, "warmup": 1000},       # width-unmatched
 }
-QUEUE = [(r, s) for r in RECIPES for s in SEEDS]
+SEED_ORDER = {"depth_init_lr3e-4_60k": (1, 0)}     # the docstring's second round: the seed that failed first
+QUEUE = [(r, s) for r in RECIPES for s in SEED_ORDER.get(r, SEEDS)]
 HELD_OUT_SEED = 2
 
 

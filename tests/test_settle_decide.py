@@ -74,6 +74,15 @@ def test_untied_search_rule_waits_for_earlier_candidates_and_prefers_the_matched
     assert [r for r in names if config(r, 0).d_model != base.d_model] == ["depth8", "d32"] and names[-1] == "d32"
 
 
+def test_the_untied_second_round_trains_its_failed_seed_first_and_no_more_if_it_misses():
+    from bench.untied_search import QUEUE, RECIPES, SEED_ORDER, SEEDS, decided
+    assert all(sorted(order) == sorted(SEEDS) for order in SEED_ORDER.values()) and set(SEED_ORDER) <= set(RECIPES)
+    mine = [s for r, s in QUEUE if r == "depth_init_lr3e-4_60k"]
+    assert mine == [1, 0] and len(QUEUE) == len(RECIPES) * len(SEEDS)
+    missed = [{"recipe": "depth_init_lr3e-4_60k", "seed": 1, "in_acc_T": 0.5}]
+    assert decided(missed, ("depth_init_lr3e-4_60k", 0))
+
+
 def test_held_out_seed_needs_a_pick_before_any_work(tmp_path, monkeypatch):
     from bench import untied_search
     monkeypatch.setattr(untied_search, "LOG", tmp_path / "log.jsonl")
