@@ -266,7 +266,7 @@ def length_extrapolation(rows: list[dict]):
 
 
 def wall_loss(rows: dict):
-    """05: training loss against step per run, one panel per group (dashed: joint, solid:
+    """05: training loss against step per run, one panel per group (colour: seed; dashed: joint, solid:
     operator-first; dotted: the loss of a model that knows only position 1, at the full length).
     rows: `deadlock.wall_rows`."""
     groups = sorted({g for g, _, _ in rows})
@@ -275,7 +275,8 @@ def wall_loss(rows: dict):
         mine = {k: r for k, r in rows.items() if k[0] == group}
         for (_, curriculum, seed), r in mine.items():
             ax.plot([e["step"] for e in r["log"]], [e["loss"] for e in r["log"]],
-                    ls="-" if curriculum == "operator_first" else "--", label=f"{curriculum} seed {seed}")
+                    ls="-" if curriculum == "operator_first" else "--", color=f"C{seed % 10}",
+                    label=f"{curriculum} seed {seed}")
         ax.axhline(next(iter(mine.values()))["entropy_at_n_train"], color="k", ls=":", lw=0.8)
         ax.set(xlabel="training step", ylabel="training loss (final loop)",
                title=f"{group}: joint (dashed) vs operator-first (solid)")
@@ -284,35 +285,57 @@ def wall_loss(rows: dict):
     return fig
 
 
+# 05's wall figures hold up to 18 runs: the default colour cycle repeats after 10, so a run's style is
+# read from what it is instead: colour = group (or streaming pair), line = curriculum, marker = seed.
+_SEED_MARKERS = "os^Dv<>p"
+
+
+def _wall_style(groups: list, group, curriculum: str, seed: int) -> dict:
+    return dict(color=f"C{groups.index(group) % 10}", ls="-" if curriculum == "operator_first" else "--",
+                marker=_SEED_MARKERS[seed % len(_SEED_MARKERS)], ms=4)
+
+
+def _wall_legend(ax, groups: list, seeds: list) -> None:
+    """A legend of the three keys (group colours, curriculum lines, seed markers), not of every run."""
+    from matplotlib.lines import Line2D
+    handles = ([Line2D([], [], color=f"C{i % 10}", label=g) for i, g in enumerate(groups)]
+               + [Line2D([], [], color="k", ls=ls, label=c) for c, ls in (("operator-first", "-"), ("joint", "--"))]
+               + [Line2D([], [], color="k", ls="", marker=_SEED_MARKERS[s % len(_SEED_MARKERS)], label=f"seed {s}")
+                  for s in seeds])
+    ax.legend(handles=handles, fontsize=7)
+
+
 def wall_accuracy(rows: dict, long_ns):
-    """05: per-position accuracy at the training length, and whole-word accuracy against length."""
+    """05: per-position accuracy at the training length, and whole-word accuracy against length
+    (colour: group, solid: operator-first, dashed: joint, marker: seed)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    groups = list(dict.fromkeys(g for g, _, _ in rows))
     for (group, curriculum, seed), r in rows.items():
-        label = f"{group} {curriculum} s{seed}"
-        axes[0].plot(np.arange(1, len(r["pos_acc"]) + 1), r["pos_acc"], "o-", ms=3, label=label)
-        axes[1].plot([r["config"].n_train] + list(long_ns), [r["seq_acc"]] + [r["ood"][n] for n in long_ns], "o-", ms=3,
-                     label=label)
+        style = dict(_wall_style(groups, group, curriculum, seed), label=f"{group} {curriculum} s{seed}")
+        axes[0].plot(np.arange(1, len(r["pos_acc"]) + 1), r["pos_acc"], **style)
+        axes[1].plot([r["config"].n_train] + list(long_ns), [r["seq_acc"]] + [r["ood"][n] for n in long_ns], **style)
     axes[0].set(xlabel="position i", ylabel="accuracy after T_train loops", title="per-position accuracy at n_train")
     axes[1].set(xlabel="test length n (loops T_train · n / n_train)", ylabel="whole-word accuracy",
                 title="accuracy against length")
     for ax in axes:
         ax.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=6)
+    _wall_legend(axes[1], groups, sorted({s for _, _, s in rows}))
     fig.tight_layout()
     return fig
 
 
 def streaming_pairs(pairs: dict):
-    """05: whole-word accuracy against length, free training (solid) against the streaming schedule
-    (dashed) on the same task. pairs: `deadlock.streaming_pairs` (keyed by task) or `deadlock.seed_pairs`
-    (keyed by task, curriculum and seed)."""
+    """05: whole-word accuracy against length, free training (solid, circles) against the streaming
+    schedule (dashed, squares) on the same task, one colour a pair. pairs: `deadlock.streaming_pairs`
+    (keyed by task) or `deadlock.seed_pairs` (keyed by task, curriculum and seed)."""
     fig, ax = plt.subplots(figsize=(6, 3.8))
-    for key, out in pairs.items():
+    for i, (key, out) in enumerate(pairs.items()):
         name = " ".join(map(str, key)) if isinstance(key, tuple) else key
         for kind, accs in out.items():
-            ax.plot(list(accs), list(accs.values()), "o-" if kind == "free" else "s--", label=f"{name} {kind}")
+            ax.plot(list(accs), list(accs.values()), "o-" if kind == "free" else "s--", color=f"C{i % 10}",
+                    label=f"{name} {kind}")
     ax.set(xlabel="test length n", ylabel="whole-word accuracy", ylim=(-0.02, 1.02),
-           title="free training vs imposed seriality (streaming)")
+           title="free training (solid) vs imposed seriality (streaming, dashed)")
     ax.legend(fontsize=7)
     return fig
 

@@ -382,7 +382,7 @@ def _wall_run(period, T_train, seed, log, plateau_at=None):
     return run
 
 
-def test_wall_rows_and_results_on_constructed_runs():
+def test_wall_rows_on_constructed_runs():
     level = wall_reader.operator_entropy_level(5, 4)
     flat, falling = _log([level] * 60), _log(list(np.linspace(3, 0.01, 60)))
     learns, misses = (lambda s: _wall_run(1, 4, s, falling)), (lambda s: _wall_run(2, 4, s, falling))
@@ -399,19 +399,6 @@ def test_wall_rows_and_results_on_constructed_runs():
     assert stuck["pos_acc"].tolist() == [1.0, 0.0, 0.0, 0.0] and stuck["reading"].deadlocked
     assert stuck["entropy_at_n_train"] == pytest.approx(level) and stuck["log"] is flat
     assert not rows[("B", "joint", 1)]["reading"].deadlocked           # stuck accuracy, but the loss still falls
-    pairs = {"Z5": {"free": {4: 1.0, 8: 0.4}, "streaming": {4: 0.2, 8: 0.0}}}
-    r = wall_reader.wall_results(rows, pairs, 8, 0.9)
-    assert r["groups"] == ["A", "B"]
-    assert r["a5_ood_acc"] == 0.0                                       # the worst operator-first seed of A
-    assert r["a5_learned_fraction"] == {"operator_first": 0.5, "joint": 1.0}
-    assert r["s5_joint_deadlock_fraction"] == 0.5 and r["s5_operator_first_fraction"] == 1.0
-    assert r["s5_learned_fraction"] == {"operator_first": 1.0, "joint": 0.0}
-    assert r["deadlocked"]["B joint seed 0"] and not r["deadlocked"]["B joint seed 1"]
-    assert r["seq_acc"]["A operator_first seed 1"] == 0.0
-    assert r["streaming_pairs"] == {"Z5": {"free": {"4": 1.0, "8": 0.4}, "streaming": {"4": 0.2, "8": 0.0}}}
-    assert r["streaming_gap"] == 0.8                                    # only where free training learned (n = 4)
-    unlearned_free = {"Z5": {"free": {4: 0.8}, "streaming": {4: 0.0}}}
-    assert wall_reader.wall_results(rows, unlearned_free, 8, 0.9)["streaming_gap"] is None
 
 
 def test_streaming_pairs_give_each_schedule_its_own_loops():
@@ -439,10 +426,20 @@ def test_figures_draw_from_the_readers_rows():
     assert len(plots.length_extrapolation(rows).axes[0].lines) == 3    # two runs and the training length
     wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
     assert len(plots.wall_loss(wall).axes) == 1 and len(plots.wall_accuracy(wall, (8,)).axes) == 2
+    # eighteen runs outgrow the colour cycle: colour names the group, the line the curriculum, the marker the seed
+    many = wall_reader.wall_rows({(g, c): [_wall_run(1, 4, s, _log([1.0] * 3)) for s in (0, 1, 2)]
+                                  for g in ("A", "B", "C") for c in ("joint", "operator_first")}, (8,), 16)
+    lines = {l.get_label(): l for l in plots.wall_accuracy(many, (8,)).axes[1].lines}
+    assert len(lines) == 18
+    assert lines["A joint s0"].get_color() == lines["A operator_first s2"].get_color() != lines["B joint s0"].get_color()
+    assert lines["A joint s0"].get_linestyle() != lines["A operator_first s0"].get_linestyle()
+    assert lines["A joint s0"].get_marker() != lines["A joint s1"].get_marker() == lines["C joint s1"].get_marker()
     assert len(plots.streaming_pairs({"Z5": {"free": {4: 1.0}, "streaming": {4: 0.0}}}).axes[0].lines) == 2
     per_seed = plots.streaming_pairs({("Z5", "joint", s): {"free": {4: 1.0}, "streaming": {4: 0.0}} for s in (0, 1)})
     assert [l.get_label() for l in per_seed.axes[0].lines] == ["Z5 joint 0 free", "Z5 joint 0 streaming",
                                                                "Z5 joint 1 free", "Z5 joint 1 streaming"]
+    colours = [l.get_color() for l in per_seed.axes[0].lines]
+    assert colours[0] == colours[1] != colours[2] == colours[3]          # one colour a pair
 
 
 @pytest.mark.parametrize("profile", ["smoke", "quick"])
@@ -469,10 +466,19 @@ def test_the_fair_wall_offers_every_curriculum_the_same_steps_and_reuses_the_wal
     old = profiles.operator_wall(profile, (0, 1))                # the wall's operator-first runs, not trained twice
     for g in (wall, nc1):
         assert set(old.runs[(g, "operator_first")]) <= set(plan.runs[(g, "operator_first")])
-    assert profiles.fair_wall("paper") == profiles.operator_wall("paper", (0, 1))   # the GPU plan, unchanged
     assert profiles.fair_wall_groups(profile) == {"wall": wall, "nc1": nc1, "solvable": solvable}
-    with pytest.raises(ValueError, match="profile: the equal-budget wall is planned for"):
-        profiles.fair_wall_groups("paper")
+    assert profiles.SECTIONS["operator_wall"] is profiles.fair_wall          # what 05 reads is what the CLI trains
+
+
+def test_the_paper_profiles_fair_wall_holds_its_stated_budget_for_every_run():
+    from lib import profiles
+    plan = profiles.fair_wall("paper")
+    cfgs = [c for cs in plan.runs.values() for c in cs] + list(plan.streaming)
+    assert {c.max_steps for c in cfgs} == {profiles._FAIR_STEPS["paper"]} and all(c.plateau_stop == 0 for c in cfgs)
+    assert {g for g, _ in plan.runs} == {"S5", "A5", "S4"} and len(cfgs) == 3 * 2 * 3 + 6
+    assert profiles.fair_wall_groups("paper") == {"wall": "S5", "nc1": "A5", "solvable": "S4"}
+    with pytest.raises(ValueError, match="profile"):
+        profiles.fair_wall_groups("huge")
 
 
 def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_per_seed():
