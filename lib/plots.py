@@ -265,6 +265,10 @@ def length_extrapolation(rows: list[dict]):
     return fig
 
 
+# 05's wall figures draw a curriculum by its line: solid operator-first, dashed joint.
+_CURRICULUM_LS = {"operator_first": "-", "joint": "--"}
+
+
 def wall_loss(rows: dict):
     """05: training loss against step per run, one panel per group (colour: seed; dashed: joint, solid:
     operator-first; dotted: the loss of a model that knows only position 1, at the full length).
@@ -275,7 +279,7 @@ def wall_loss(rows: dict):
         mine = {k: r for k, r in rows.items() if k[0] == group}
         for (_, curriculum, seed), r in mine.items():
             ax.plot([e["step"] for e in r["log"]], [e["loss"] for e in r["log"]],
-                    ls="-" if curriculum == "operator_first" else "--", color=f"C{seed % 10}",
+                    ls=_CURRICULUM_LS[curriculum], color=f"C{seed % 10}",
                     label=f"{curriculum} seed {seed}")
         ax.axhline(next(iter(mine.values()))["entropy_at_n_train"], color="k", ls=":", lw=0.8)
         ax.set(xlabel="training step", ylabel="training loss (final loop)",
@@ -291,7 +295,7 @@ _SEED_MARKERS = "os^Dv<>p"
 
 
 def _wall_style(groups: list, group, curriculum: str, seed: int) -> dict:
-    return dict(color=f"C{groups.index(group) % 10}", ls="-" if curriculum == "operator_first" else "--",
+    return dict(color=f"C{groups.index(group) % 10}", ls=_CURRICULUM_LS[curriculum],
                 marker=_SEED_MARKERS[seed % len(_SEED_MARKERS)], ms=4)
 
 
@@ -299,7 +303,7 @@ def _wall_legend(ax, groups: list, seeds: list) -> None:
     """A legend of the three keys (group colours, curriculum lines, seed markers), not of every run."""
     from matplotlib.lines import Line2D
     handles = ([Line2D([], [], color=f"C{i % 10}", label=g) for i, g in enumerate(groups)]
-               + [Line2D([], [], color="k", ls=ls, label=c) for c, ls in (("operator-first", "-"), ("joint", "--"))]
+               + [Line2D([], [], color="k", ls=ls, label=c.replace("_", "-")) for c, ls in _CURRICULUM_LS.items()]
                + [Line2D([], [], color="k", ls="", marker=_SEED_MARKERS[s % len(_SEED_MARKERS)], label=f"seed {s}")
                   for s in seeds])
     ax.legend(handles=handles, fontsize=7)
