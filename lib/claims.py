@@ -129,7 +129,7 @@ CLAIMS += (
     Claim("untied_log_fraction", 2, "A §6.2", "Untied standard-depth transformers learn parallel scans",
           "tau ∝ log n", "every learned untied model fits the log class", "04_architecture_prior",
           lambda v: v == 1.0, lambda v: v >= 0.5,
-          "a matched untied model learns S4 (bench/results/untied_search.jsonl: no recipe did on two seeds)",
+          "a matched untied model learns S4 (the control 04 trains; its recipe search: bench/results/untied_search.jsonl)",
           _untied_learns_s4),
     Claim("tied_linear_fraction", 2, "A §6.2", "Weight tying flips the selection to the serial frontier",
           "tau ∝ n", "every learned tied model (NoPE and scan-address) fits the linear class", "04_architecture_prior",

@@ -168,10 +168,11 @@ if results["untied_minus_tied_ood"] is None:
 # step budget. Where it did not, its scaling class is printed but not counted ("None", read as *not
 # measured* in the ledger) — at matched parameters the untied control is 16 layers of width 24. A
 # recipe search for it (`bench/untied_search.py`, its log `bench/results/untied_search.jsonl`: learning
-# rate, warmup, depth-scaled initialisation, outer norm, width/depth split, budget up to 30,000 steps)
-# found no recipe that learns S4 on two seeds (the best, depth-scaled init at lr 3e-4 for 30,000 steps,
-# learned seed 0 and failed seed 1), so `profiles.UNTIED_PICK` is None and the control keeps the base
-# recipe; the paper profile trains longer at the paper's sizes. The
+# rate, warmup, depth-scaled initialisation, outer norm, width/depth split, budget) found no recipe that
+# learns S4 on two seeds in its first round (budgets up to 30,000 steps); its second round's one
+# candidate, depth-scaled init at lr 3e-4 for 60,000 steps, is its pick by its logged rule. Until the
+# pick's A5 run (same recipe and budget) has trained, `profiles.UNTIED_PICK` stays None and the control
+# here keeps the base recipe; the paper profile trains longer at the paper's sizes. The
 # "extrapolates worst" comparison likewise needs a tied model that extrapolates; the quick models do
 # so only partway (whole-word accuracy at 1.5× and 2× the training length is printed above). And the
 # untied control failing A5 is evidence about A5 only if the same untied recipe learns S4; where it
