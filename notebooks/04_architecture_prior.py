@@ -170,9 +170,9 @@ if results["untied_minus_tied_ood"] is None:
 # recipe search for it (`bench/untied_search.py`, its log `bench/results/untied_search.jsonl`: learning
 # rate, warmup, depth-scaled initialisation, outer norm, width/depth split, budget) found no recipe that
 # learns S4 on two seeds in its first round (budgets up to 30,000 steps); its second round's one
-# candidate, depth-scaled init at lr 3e-4 for 60,000 steps, is its pick by its logged rule. Until the
-# pick's A5 run (same recipe and budget) has trained, `profiles.UNTIED_PICK` stays None and the control
-# here keeps the base recipe; the paper profile trains longer at the paper's sizes. The
+# candidate, depth-scaled init at lr 3e-4 for 60,000 steps, learned S4 on both seeds and is its pick by
+# its logged rule, so the control here trains by it (`profiles.UNTIED_PICK`; its A5 run too, same recipe
+# and budget); the paper profile trains longer at the paper's sizes. The
 # "extrapolates worst" comparison likewise needs a tied model that extrapolates; the quick models do
 # so only partway (whole-word accuracy at 1.5× and 2× the training length is printed above). And the
 # untied control failing A5 is evidence about A5 only if the same untied recipe learns S4; where it
