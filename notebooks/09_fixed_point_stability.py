@@ -78,8 +78,8 @@ print(f"{len(plan.runs)} configurations x {len(next(iter(plan.runs.values())))} 
 # along one direction passes it without settling); distinct final states out of 128, mean relative distance
 # between final states of different inputs and of inputs one token apart; the spectral radius rho;
 # the gradient norm's growth from T to 4T loops; and the best whole-word accuracy at each test length,
-# read to two decimals like the in-distribution one: past n = 64 a machine's float rounding flips an
-# example or two of the 512 (CI read 0.166 where this machine read 0.168), so a third decimal is noise.
+# read to two decimals like the in-distribution one: past n = 64 two machines' float rounding can read
+# an example of the 512 differently, so a third decimal is noise.
 
 # %%
 rows = fixedpoint.stability_rows(runs, plan.test_ns, plan.long_factor, plan.eval_count)

@@ -352,22 +352,11 @@ def test_09s_quick_sudoku_is_the_pilot_pick_by_its_log():
         assert run_id(profiles.stability("quick", (0,)).sudoku["internal"][0]) == run_id(pilot.config(pick[0], 0))
 
 
-def test_04s_quick_untied_control_is_the_untied_search_pick_by_its_log(monkeypatch):
+def test_04s_quick_untied_control_is_the_untied_search_pick_by_its_log():
     """04's untied control (and its A5 run) trains what bench/untied_search.py's logged rule picked, and
-    the search's runs are 04's own. One state between: the log has a pick but profiles.UNTIED_PICK is
-    still None while the pick's A5 run for 04 trains (04 would otherwise train it on first run); the
-    moment that run is done this test fails until the pick is switched on and 04 re-executed."""
-    import json
+    the search's runs are 04's own."""
     from bench import untied_search as search
-    from lib import store
     from lib.config import run_id
-    rows = [json.loads(x) for x in search.LOG.read_text().splitlines()] if search.LOG.exists() else []
-    logged = search.decide(rows)["pick"]
-    if profiles.UNTIED_PICK is None and logged is not None:
-        monkeypatch.setattr(profiles, "UNTIED_PICK", (logged, search.RECIPES[logged]))
-        pending = profiles.architecture_prior("quick", (0,)).untied_a5        # 04's quick seeds
-        assert not all(store.is_done(c) for c in pending), "the pick's A5 run is done: set UNTIED_PICK"
-        return
     if (pick := _picked(search, profiles.UNTIED_PICK)) is not None:
         plan = profiles.architecture_prior("quick", search.SEEDS)
         assert [run_id(c) for c in plan.untied] == [run_id(search.config(pick[0], s)) for s in search.SEEDS]
