@@ -1,6 +1,7 @@
 """The run store's command line: fill the store for a section, train one run, list, verify.
 
     python -m lib.cli train budget_law --profile quick --shard 0/2
+    python -m lib.cli train confirm:C05-wall --queue      # a pre-registered study (lib/confirmatory.py)
     python -m lib.cli run --config '{"task": "S4", ...}'
     python -m lib.cli list
     python -m lib.cli verify
@@ -16,14 +17,19 @@ import time
 
 import torch
 
-from . import store
+from . import confirmatory, store
 from .config import RunConfig
 from .paths import outputs_dir
 from .profiles import SECTIONS
 
 
 def plan_configs(section: str, profile: str, seeds=None) -> list[RunConfig]:
-    """Every run of a section's plan, parents before children (a warm start needs its parent)."""
+    """Every run of a section's plan, parents before children (a warm start needs its parent); or,
+    for 'confirm:<entry>', a pre-registered study's runs in its queue order (its seeds, its mode)."""
+    if section.startswith("confirm:"):
+        if seeds is not None:
+            raise ValueError("--seeds: a pre-registered study's seeds are fixed by its entry; allowed: none")
+        return list(confirmatory.study(section.partition(":")[2]))
     if section not in SECTIONS:
         raise ValueError(f"section: unknown {section!r}; allowed: {sorted(SECTIONS)}")
     plan = SECTIONS[section](profile) if seeds is None else SECTIONS[section](profile, seeds=seeds)
@@ -42,6 +48,8 @@ def main(argv=None) -> int:
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--compile", action="store_true", help="train with one loop compiled (CPU: ~1.3x a quick S4 step; "
                                                          "a compiled run is not a bit-identical replay of an eager one)")
+    t.add_argument("--queue", action="store_true", help="take the next run no other process is training (several "
+                                                       "processes share one plan this way); wait for the rest at the end")
     r = sub.add_parser("run", help="get or train one run given as a JSON RunConfig")
     r.add_argument("--config", required=True, help="JSON object of RunConfig fields")
     r.add_argument("--lock-timeout", type=float, default=3600.0)
@@ -67,12 +75,23 @@ def main(argv=None) -> int:
     i, k = (int(x) for x in a.shard.split("/"))
     cfgs = plan_configs(a.section, a.profile, None if a.seeds is None else [int(s) for s in a.seeds.split(",")])
     torch.set_num_threads(a.threads)
-    for cfg in cfgs[i::k]:
-        t0 = time.time()
-        run = store.get_or_train(cfg, progress=True, compile=a.compile)
-        print(json.dumps({"run": str(run.path.relative_to(outputs_dir())), "T_train": cfg.T_train,
-                          "seed": cfg.seed, "steps": run.metrics["steps"], "wall_s": round(time.time() - t0, 1),
-                          "seq_acc": run.metrics["final_eval"]["seq_acc"]}), flush=True)
+    todo = cfgs[i::k]
+    while todo:
+        busy = []
+        for cfg in todo:
+            t0 = time.time()
+            try:
+                run = store.get_or_train(cfg, progress=True, compile=a.compile or None,
+                                         lock_timeout=0 if a.queue else 3600.0)
+            except TimeoutError:
+                busy.append(cfg)                       # another process holds it: take the next one
+                continue
+            print(json.dumps({"run": str(run.path.relative_to(outputs_dir())), "task": cfg.task, "T_train": cfg.T_train,
+                              "seed": cfg.seed, "steps": run.metrics["steps"], "wall_s": round(time.time() - t0, 1),
+                              "seq_acc": run.metrics["final_eval"]["seq_acc"]}), flush=True)
+        todo = busy
+        if todo:
+            time.sleep(30)
     return 0
 
 

@@ -22,6 +22,14 @@ CODE_VERSION = "1"
 SCHEDULES = ("fixed", "log", "streaming", "proportional")
 LOSS_LOOPS = ("final", "tail", "progressive")
 LR_DECAYS = ("constant", "step")
+# Execution modes a recipe can fix (RunConfig.mode): device, eager or compiled, dtype. "" leaves them to
+# the caller (exploratory runs); a confirmatory run names its mode, so it enters the hash and a run
+# trained another way is never read as this recipe's run. CPU modes train on one thread: the replay
+# of a run is bit-identical on the same machine only then.
+MODES = ("", "cpu-eager-fp32", "cpu-compiled-fp32", "cuda-eager-bf16", "cuda-compiled-bf16")
+# Run seeds kept for pre-registered (confirmatory) studies: no search, pilot or exploratory plan uses
+# them, and a run on one must declare its execution mode.
+RESERVED_SEEDS = range(100, 200)
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,7 @@ class RunConfig:
     eval_count: int = 512
     checkpoint_every: int = 250
     seed: int = 0
+    mode: str = ""                   # execution mode (MODES); "" = chosen at train time (device, compile arguments)
 
     def __post_init__(self):
         def need_int(name, lo):
@@ -162,6 +171,12 @@ class RunConfig:
         if not isinstance(self.init_from, str) or (self.init_from and not _is_run_id(self.init_from)):
             raise ValueError(f"init_from: must be '' or a stored run's 'experiment/hash' (16 hex digits), "
                              f"got {self.init_from!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode: unknown execution mode {self.mode!r}; allowed: {MODES}")
+        if self.seed in RESERVED_SEEDS and not self.mode:
+            raise ValueError(f"seed: {self.seed} is reserved for confirmatory runs ({RESERVED_SEEDS.start}-"
+                             f"{RESERVED_SEEDS.stop - 1}), which declare an execution mode; allowed: a mode from "
+                             f"{MODES[1:]}, or a seed outside the reserved range")
         if not self.experiment or not all(c.isalnum() or c in "-_" for c in self.experiment):
             raise ValueError(f"experiment: must be a non-empty name of letters, digits, '-' or '_', got {self.experiment!r}")
 
@@ -214,6 +229,21 @@ class RunConfig:
         if unknown:
             raise ValueError(f"config: unknown fields {sorted(unknown)}; allowed: {sorted(known)}")
         return cls(**d)
+
+
+def execution(cfg: RunConfig, device: str | None = None, compile: bool | None = None) -> tuple[str, bool]:
+    """The (device, compile) a run trains with. A run with a mode trains in it, and an explicit request
+    for another device or compile setting is refused (before any work); a run without one takes the
+    caller's (CPU, eager when not given)."""
+    if not cfg.mode:
+        return device or "cpu", bool(compile)
+    where, how, _dtype = cfg.mode.split("-")
+    if device not in (None, where):
+        raise ValueError(f"device: this run's recipe fixes mode {cfg.mode!r}; allowed: {where!r} (or none), got {device!r}")
+    if compile not in (None, how == "compiled"):
+        raise ValueError(f"compile: this run's recipe fixes mode {cfg.mode!r}; allowed: {how == 'compiled'} (or none), "
+                         f"got {compile!r}")
+    return where, how == "compiled"
 
 
 def _is_run_id(text: str) -> bool:

@@ -19,7 +19,7 @@ import torch
 from filelock import FileLock, Timeout
 
 from .model import LoopedTransformer
-from .config import CODE_VERSION, RunConfig, config_hash
+from .config import CODE_VERSION, RunConfig, config_hash, execution
 from .paths import atomic_write, atomic_write_json, outputs_dir
 from .train import Diverged, add_spent, resource, train
 
@@ -76,6 +76,9 @@ def load_run(cfg: RunConfig) -> Run:
     stored = RunConfig.from_dict(json.loads((d / "config.json").read_text()))
     if stored != cfg:
         raise ValueError(f"run: config stored at {d} differs from the requested config")
+    if cfg.mode and done.get("mode") != cfg.mode:
+        raise ValueError(f"run: {d} was trained in mode {done.get('mode') or 'unrecorded'!r}, not its recipe's "
+                         f"{cfg.mode!r}; refusing to read it as this recipe's run")
     model = LoopedTransformer(cfg.model_config())
     model.load_state_dict(torch.load(d / "model.pt", weights_only=True))
     model.eval()
@@ -112,8 +115,10 @@ def save_run(cfg: RunConfig, model: LoopedTransformer, metrics: dict, spent: dic
     weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     atomic_write(d / "model.pt", lambda tmp: torch.save(weights, tmp))
     atomic_write_json(d / "metrics.json", metrics)
+    started = json.loads((d / "STARTED").read_text()) if (d / "STARTED").exists() else {}
     atomic_write_json(d / "DONE", {"model_sha256": _sha256(d / "model.pt"), "code_version": CODE_VERSION, **cost,
-                                    **({"compiled": True} if metrics.get("compiled") else {})})
+                                    **({"compiled": True} if metrics.get("compiled") else {}),
+                                    **({"mode": cfg.mode} if cfg.mode else {}), **started})
     (d / "checkpoint.pt").unlink(missing_ok=True)
     return d
 
@@ -136,11 +141,19 @@ def cpu_seconds(done: dict) -> float | None:
     return cpu_stretch_seconds(spent)
 
 
+def mark_started(d: Path) -> None:
+    """Record when a run's training first started (`STARTED`, copied into DONE): a pre-registered run's
+    start must be later than the commit of its entry (tests/test_preregistration.py)."""
+    if not (d / "STARTED").exists():
+        atomic_write_json(d / "STARTED", {"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
 def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool = True,
-                 lock_timeout: float = 3600.0, device: str = "cpu", compile: bool = False) -> Run:
-    """The finished run for `cfg`: from the store if cached, else trained now (on `device`, with a
-    compiled step if `compile`: see `train.train`) and stored. Loaded runs live on the CPU (instruments
-    run there)."""
+                 lock_timeout: float = 3600.0, device: str | None = None, compile: bool | None = None) -> Run:
+    """The finished run for `cfg`: from the store if cached, else trained now and stored. A run whose
+    recipe fixes an execution mode (`cfg.mode`) trains in it; otherwise on `device` (default CPU), with
+    a compiled step if `compile` (see `train.train`). Loaded runs live on the CPU (instruments run there)."""
+    device, compile = execution(cfg, device, compile)      # a request against the run's mode fails here
     if is_done(cfg):
         return load_run(cfg)
     if not train_if_missing:
@@ -159,6 +172,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
             if is_done(cfg):                 # another process finished it while we waited
                 return load_run(cfg)
             t0, before = time.time(), trained_before(d / "checkpoint.pt")
+            mark_started(d)
             try:
                 model, metrics = train(cfg, workdir=d, progress=progress, device=device, compile=compile,
                                        init_state=init_state)
@@ -179,12 +193,14 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
 
 
 def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = True,
-                      lock_timeout: float = 3600.0, device: str = "cpu") -> list[Run]:
+                      lock_timeout: float = 3600.0, device: str | None = None) -> list[Run]:
     """Runs for many configs. Missing runs that differ only in their seed are trained together as
-    one population program (`population.py`); the rest one by one. Order follows `cfgs`."""
+    one population program (`population.py`); the rest one by one. Order follows `cfgs`. Runs whose
+    recipe fixes an execution mode train one by one in it (a population is another program)."""
     from dataclasses import replace
     from .population import supports, train_population
     cfgs = list(cfgs)
+    pool_device = device or "cpu"      # populations are trained only for runs without a mode
     missing = [c for c in cfgs if not is_done(c)]
     if missing and not train_if_missing:
         raise FileNotFoundError(f"run: {len(missing)} runs not in the store and train_if_missing=False, e.g. "
@@ -193,7 +209,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
     for c in missing:
         groups.setdefault(replace(c, seed=0), []).append(c)
     for group in groups.values():
-        poolable = len(group) > 1 and supports(group[0])
+        poolable = len(group) > 1 and supports(group[0]) and not group[0].mode
         if not poolable or any((run_dir(c) / "FAILED").exists() for c in group):
             continue                                   # trained (or reported) one by one below
         # taken in one global order (by path), so two processes wanting overlapping seeds cannot deadlock
@@ -207,8 +223,10 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
             if todo:
                 t0 = time.time()
                 before = trained_before(run_dir(todo[0]) / "population.pt", [c.seed for c in todo])
+                for c in todo:
+                    mark_started(run_dir(c))
                 try:
-                    trained = train_population(todo, progress=progress, device=device, workdir=run_dir(todo[0]))
+                    trained = train_population(todo, progress=progress, device=pool_device, workdir=run_dir(todo[0]))
                 except Diverged as err:                # the diverged seed is marked; the others retrain alone
                     bad = next(c for c in todo if c.seed == err.seed)
                     atomic_write_json(run_dir(bad) / "FAILED", {"error": str(err), "step": err.step})
@@ -216,7 +234,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
                 for c, (model, metrics) in zip(todo, trained):
                     stretch = (time.time() - t0) / len(todo)       # each seed's share of the program
                     share = None if before is None else {k: v / len(todo) for k, v in before.items()}
-                    save_run(c, model, metrics, None if share is None else add_spent(share, resource(device), stretch),
+                    save_run(c, model, metrics, None if share is None else add_spent(share, resource(pool_device), stretch),
                              wall_s=stretch)
                 (run_dir(todo[0]) / "population.pt").unlink(missing_ok=True)
         except Timeout:

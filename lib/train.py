@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from . import tasks as tasks_mod
-from .config import RunConfig, loops_at_length
+from .config import RunConfig, execution, loops_at_length
 from .curriculum import LengthCurriculum, draw_length
 from .model import LoopedTransformer
 from .paths import atomic_write
@@ -397,7 +397,23 @@ def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, d
     recipe.
 
     init_state: the weights of `cfg.init_from` (the store loads and verifies them); training starts
-    from them with a fresh optimiser, warmup and curriculum. A checkpoint, if present, wins."""
+    from them with a fresh optimiser, warmup and curriculum. A checkpoint, if present, wins.
+
+    A run whose recipe fixes an execution mode (`cfg.mode`) must be asked for in it (`config.execution`
+    refuses another device or compile setting); a CPU mode trains on one thread."""
+    if cfg.mode:
+        execution(cfg, device, compile)
+        if cfg.mode.startswith("cpu"):
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return _train(cfg, workdir, progress, device, compile, init_state)
+            finally:
+                torch.set_num_threads(threads)
+    return _train(cfg, workdir, progress, device, compile, init_state)
+
+
+def _train(cfg: RunConfig, workdir, progress: bool, device: str, compile: bool, init_state: dict | None):
     device = torch.device(device)
     torch.manual_seed(cfg.seed)
     task = cfg.task_obj()

@@ -1,0 +1,71 @@
+"""The confirmatory studies' runs: one plan per entry of `paper/PREREGISTRATION.md`.
+
+Each study lists its runs in the order they should train (the runs that decide a claim first), all
+on reserved seeds (`config.RESERVED_SEEDS`) and in one execution mode, `MODE`. A study's entry is
+committed before any of its runs starts (tests/test_preregistration.py reads the git history against
+each run's `STARTED` record); what a study reads and how it decides is written in its entry, not here.
+
+    python -m lib.cli train confirm:C05-wall --queue     # two such processes share the queue
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .config import RESERVED_SEEDS, RunConfig
+from . import profiles
+
+# CPU, eager, fp32, one thread: a replay of any run in this mode is bit-identical on the same machine
+# (tests/test_preregistration.py replays one); compiled steps are ~1.1x faster here but round differently.
+MODE = "cpu-eager-fp32"
+
+
+def _seeds(first: int, count: int) -> tuple[int, ...]:
+    seeds = tuple(range(first, first + count))
+    assert all(s in RESERVED_SEEDS for s in seeds)
+    return seeds
+
+
+# ---------------------------------------------------------------------------------------------
+# C05-wall: the operator wall at the paper profile's budget (issue 42)
+
+WALL_SEEDS = _seeds(100, 3)
+WALL_STEPS = 60000                  # the paper profile's equal budget (profiles._FAIR_STEPS["paper"])
+WALL_STREAMING_STEPS = 20000        # every free S4 joint run of the exploratory wall learned within 7,097
+
+
+def wall_cells() -> dict[tuple[str, str], tuple[RunConfig, ...]]:
+    """(group, curriculum) -> the cell's runs: the quick fair wall's recipe (fixed T = n_train = 8,
+    2 layers, d = 64, stop once learned, no plateau stop) offered WALL_STEPS, seeds WALL_SEEDS, MODE."""
+    plan = profiles.fair_wall("quick", seeds=(0,))
+    return {key: tuple(replace(cfgs[0], experiment="confirm_wall", max_steps=WALL_STEPS, seed=s, mode=MODE)
+                       for s in WALL_SEEDS)
+            for key, cfgs in plan.runs.items()}
+
+
+def wall_streaming() -> tuple[tuple[RunConfig, RunConfig], ...]:
+    """(free, streaming) per seed: S4 joint free training against the streaming schedule (T = n + 2)."""
+    free = wall_cells()[("S4", "joint")]
+    return tuple((c, replace(c, schedule="streaming", T_train=c.n_train + 2, max_steps=WALL_STREAMING_STEPS))
+                 for c in free)
+
+
+def wall() -> tuple[RunConfig, ...]:
+    """The queue: S5 operator-first, S5 joint, A5 joint (the deciding runs), then A5 operator-first,
+    S4 joint, S4 operator-first, S4 streaming."""
+    cells = wall_cells()
+    order = [("S5", "operator_first"), ("S5", "joint"), ("A5", "joint"), ("A5", "operator_first"),
+             ("S4", "joint"), ("S4", "operator_first")]
+    queue = [c for s in range(len(WALL_SEEDS)) for key in order[:3] for c in (cells[key][s],)]
+    queue += [c for key in order[3:] for c in cells[key]]
+    queue += [stream for _, stream in wall_streaming()]
+    return tuple(dict.fromkeys(queue))
+
+
+# Studies by their pre-registration entry id (the heading's id in paper/PREREGISTRATION.md).
+STUDIES = {"C05-wall": wall}
+
+
+def study(entry: str) -> tuple[RunConfig, ...]:
+    if entry not in STUDIES:
+        raise ValueError(f"study: unknown pre-registration entry {entry!r}; allowed: {sorted(STUDIES)}")
+    return STUDIES[entry]()
