@@ -61,8 +61,38 @@ def wall() -> tuple[RunConfig, ...]:
     return tuple(dict.fromkeys(queue))
 
 
+# ---------------------------------------------------------------------------------------------
+# C04-architecture: the architecture prior read by a decoder for every block (issue 40)
+
+ARCHITECTURE_SEEDS = _seeds(110, 3)
+
+
+def architecture_families() -> dict[str, tuple[RunConfig, ...]]:
+    """Family -> its runs (seeds ARCHITECTURE_SEEDS, MODE, experiment confirm_architecture):
+    the quick 04 plan's tied NoPE, tied + scan address, untied S4 and untied A5 (the untied search's pick,
+    `profiles.UNTIED_PICK`), and two extrapolation comparators: a tied model trained as the untied one
+    is (its learning rate, warmup and budget; only tying differs) and the settled-recipe tied model at
+    T = n (`profiles.SETTLED`, demand 1)."""
+    plan = profiles.architecture_prior("quick", seeds=(0,))
+    pick = profiles.UNTIED_PICK[1]
+    tied = plan.tied[0]
+    bases = {"tied": tied, "tied + scan": plan.tied_scan[0], "untied": plan.untied[0], "untied A5": plan.untied_a5[0],
+             "tied, untied recipe": replace(tied, **{k: v for k, v in pick.items() if k != "residual_init"}),
+             "tied, settled T = n": replace(tied, **profiles.SETTLED)}
+    return {name: tuple(replace(c, experiment="confirm_architecture", seed=s, mode=MODE) for s in ARCHITECTURE_SEEDS)
+            for name, c in bases.items()}
+
+
+def architecture() -> tuple[RunConfig, ...]:
+    """The queue: untied S4 (three claims rest on it), tied NoPE, tied + scan, untied A5, then the two
+    extrapolation comparators; seed by seed within each family."""
+    fam = architecture_families()
+    order = ("untied", "tied", "tied + scan", "untied A5", "tied, settled T = n", "tied, untied recipe")
+    return tuple(dict.fromkeys(c for name in order for c in fam[name]))
+
+
 # Studies by their pre-registration entry id (the heading's id in paper/PREREGISTRATION.md).
-STUDIES = {"C05-wall": wall}
+STUDIES = {"C05-wall": wall, "C04-architecture": architecture}
 
 
 def study(entry: str) -> tuple[RunConfig, ...]:

@@ -84,9 +84,9 @@ print(saturation.rows_table(rows))
 # %%
 fitted, corr = saturation.correlations(rows)
 print(f"{len(fitted)} settled models solve their training distribution and reach a fixed point")
-_, at_budget = saturation.correlations(rows, metrics_at="budget")
+budget_fit = saturation.correlations(rows, metrics_at="budget")
 for m, e in corr.items():
-    print(f"{m:10s} rho vs OOD accuracy past tau*: {e}   read at T_train instead: {at_budget[m]}")
+    print(f"{m:10s} rho vs OOD accuracy past tau*: {e}   read at T_train instead: {budget_fit[1][m]}")
 fig = plots.metrics_vs_ood(fitted, corr)
 plots.save(fig, "01_tail_saturation_metrics_vs_ood")
 plt.show()
@@ -106,12 +106,17 @@ print(saturation.proposition1_table(checks))
 # ## Summary and verdict
 
 # %%
-results = saturation.saturation_results(rows, fitted, corr, checks)
+results = saturation.saturation_results(rows, fitted, corr, checks, at_budget=budget_fit)
 claims.print_verdicts("01_tail_saturation", results, PROFILE)
 print("OOD accuracy range over the learned settled models:", results["ood_acc_range"])
 print("fixed points (raw):", results["fixed_points_reached"], "| share of inputs converged by criterion:",
       results["converged_by_criterion"], "| fixed-T contrast:", results["contrast_fixed_points_reached"])
 print("Proposition 1 holds on:", results["prop1_holds"], "of the settled models with a fixed point")
+print(f"At the operating point T_train: Proposition 1's premise (tau* <= T_train - {results['premise_k']}) holds on",
+      results["premise_met"], "learned models; tau*/T_train:", results["tau_star_over_T_train"])
+print("skip-1 at T_train over the learned models:", results["skip1_range_at_T_train"],
+      "| metrics whose rho interval excludes 0 at T_train:", results["at_T_train_significant"],
+      "of", len(results["at_T_train_rho"]), "on", results["at_T_train_correlated_models"], "models")
 
 # %% [markdown]
 # ## Reading the result (committed quick profile: seeds 0-6 of the settled recipe, 17 models)

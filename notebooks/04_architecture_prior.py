@@ -81,6 +81,8 @@ for name, run in runs:
 # %%
 rows = architecture.prior_rows(runs, plan.test_ns, plan.long_ns, plan.eval_count)
 for r in rows:
+    print(f"{r['name']:14s} seed {r['seed']}: decoder reads position 1 at the first loop/block on "
+          f"{r['tau'].position1_first_loop:.2f} of solved inputs (valid at >= {claims.DECODER_VALID})")
     print(f"{r['name']:14s} seed {r['seed']}: solved {r['tau'].solved_fraction:.2f}; tau(last) over n={r['ns']}: "
           f"{np.round(r['last'], 2).tolist()} -> {r['fit'].cls + ' (' + r['fit'].note + ')' if r['fit'] else 'too few lengths solved'}")
 

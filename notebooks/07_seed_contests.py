@@ -139,7 +139,7 @@ plt.show()
 # ## Summary and verdict
 
 # %%
-results = contest.contest_results(table, summary, costs)
+results = contest.contest_results(table, summary, costs, threshold=plan.threshold)
 claims.print_verdicts("07_seed_contests", results, PROFILE)
 print(f"primary head metric {results['primary']}: predicts in {results['primary_significant_contests']} of "
       f"{results['contests']} contests in one direction (by direction: {results['primary_significant_by_direction']}); "

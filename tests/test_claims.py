@@ -25,6 +25,12 @@ BOUNDARIES = {
     "skip1_min": [(1.0, R), (1.0 - E, P), (0.95, P), (0.95 - E, N)],
     "jac_align_min": [(0.9, R), (0.9 - E, P), (0.7, P), (0.7 - E, N)],
     "tail_max_abs_rho_significant": [(0, R), (1, P), (2, N)],
+    "skip1_min_premise": [(1.0, R), (1.0 - E, P), (0.95, P), (0.95 - E, N)],
+    "jac_align_min_premise": [(0.9, R), (0.9 - E, P), (0.7, P), (0.7 - E, N)],
+    "at_T_train_significant": [(0, R), (1, P), (2, N)],
+    "budget_exponent_frontier": [(0.88 + E, R), (0.88 - E, P), (1.08 - E, R), (1.08 + E, P), (0.5, P), (0.5 - E, N)],
+    "speed_at_T_eq_n_frontier": [(0.9 + E, R), (0.9 - E, P), (1.3 - E, P), (1.3 + E, N)],
+    "no_recall_distinct_fraction": [(0.5, R), (0.5 + E, P), (1.0 - E, P), (1.0, N)],
     "prop1_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
     "untied_log_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
     "tied_linear_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
@@ -49,20 +55,29 @@ BOUNDARIES = {
 
 # Results under which each precondition holds (the value is judged) and under which it does not.
 MET = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval": [0.9, 1.1], "fixed_point_fraction": 0.5,
+       "decoder_position1_min": 0.95, "decoder_position1": {"tied": 1.0, "tied + scan": 0.95, "untied": 0.9},
+       "premise_met": "16/16", "at_T_train_rho": {"skip1": 0.1, "aa": -0.2}, "at_T_train_correlated_models": 10,
+       "tail_rho": {"skip1": 0.1, "aa": 0.3}, "correlated_models": 12,
+       "smallest_p": {"a": 0.0015, "b": 0.0002, "c": 0.0083}, "split": {"a": [4, 16]},
        "untied_s4_learned_fraction": 0.5, "a5_learned_fraction": {"operator_first": 0.5},
        "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.5, "best_acc_by_length": {"16": 0.95, "64": 0.1},
        "compared_at_n": 32, "nc1_compared_at_n": 16, "streaming_gaps": {"S4 joint n=8": 0.9},
-       "configurations": {f"{r} recall, outer norm": {"extrapolation": {"32": 0.05}}
-                                               for r in ("internal", "external")},
+       "configurations": {**{f"{r} recall, outer norm": {"extrapolation": {"32": 0.05}}
+                             for r in ("internal", "external")}, "no recall, outer norm": {"reached_step": 0.5}},
        "sudoku_board": {"internal, 24 givens": 0.02, "external, 24 givens": 0.0},
        "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": [0.9, 0.8, 1.0], "c": [0.1, 0.0, 0.2]}, "tail_defined": 3,
        "tail_defined_by_contest": {"a": 1, "b": 1, "c": 1}, "tasks": {"a": "S4", "b": "S4", "c": "A5"}}
 UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "budget_exponent_interval": None, "fixed_point_fraction": 0.0,
+         "decoder_position1_min": 0.9 - E, "decoder_position1": {"tied": 0.9 - E, "tied + scan": 0.5, "untied": 0.05},
+         "premise_met": "0/16", "at_T_train_rho": {"skip1": None, "aa": -0.2}, "at_T_train_correlated_models": 9,
+         "tail_rho": {"skip1": None, "aa": 0.3}, "correlated_models": 12,
+         "smallest_p": {"a": 0.125, "b": 0.0002, "c": 0.0083},
          "untied_s4_learned_fraction": 0.0, "a5_learned_fraction": {"operator_first": 0.0},
          "anneal_transfer_fraction": 0.0, "scratch_learned_fraction": 0.0, "best_acc_by_length": {"16": 0.89, "64": 0.0},
          "compared_at_n": 32, "nc1_compared_at_n": None, "streaming_gaps": {},
          "configurations": {"internal recall, outer norm": {"extrapolation": {"32": 0.5}},
-                                                 "external recall, outer norm": {"extrapolation": {"32": 0.05 - E}}},
+                            "external recall, outer norm": {"extrapolation": {"32": 0.05 - E}},
+                            "no recall, outer norm": {"reached_step": 0.5 - E}},
          "sudoku_board": {"internal, 24 givens": 0.0, "external, 24 givens": 0.0},
          "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": None, "c": [0.1, 0.0, 0.2]}, "tail_defined": 0,
          "tail_defined_by_contest": {"a": 1, "b": 0, "c": 1}, "tasks": {"a": "S4", "b": "S4", "c": "parity"}}
@@ -94,27 +109,76 @@ def test_missing_values_and_unmet_preconditions_read_not_measured(c):
 
 def test_r2_counts_only_with_the_exponent_in_tolerance():
     r2 = claims.claim("budget_r2")
-    measured = {"demands_learned": 3, "budget_exponent_interval": [0.9, 1.1]}
+    measured = {"demands_learned": 3, "budget_exponent_interval": [0.9, 1.1], "decoder_position1_min": 1.0}
     assert claims.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.81}) == "not measured"
     assert claims.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.97}) == R
 
 
-def test_report_counts_verdicts_and_reads_results(store_root):
+def test_report_counts_claims_not_rows_and_reads_results(store_root):
     text = claims.report()
-    for finding in range(1, 7):
-        assert f"| {finding} |" in text, f"finding {finding} of PAPER.md has no row"
-    assert f"**{len(claims.CLAIMS)} claims: 0 reproduced, 0 partly, 0 not reproduced, 0 not measured, " \
-           f"{len(claims.CLAIMS)} not run.**" in text
+    counted = [c for c in claims.CLAIMS if not c.qualifies]
+    assert f"**{len(counted)} claims. Confirmatory: 0 reproduced, 0 partly, 0 not reproduced, 0 not measured;" in text
+    assert f"0 not measured, {len(counted)} not run." in text           # exploratory counts, by claim
+    assert "shared/" not in text and "PAPER.md" not in text            # no link outside the repository
     claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5, "demands_learned": 4,
-                                   "budget_exponent_interval": [0.9, 1.0]})
+                                   "budget_exponent_interval": [0.9, 1.0], "budget_exponent_frontier": 0.80,
+                                   "decoder_position1_min": 1.0})
     text = claims.report()
     row = next(l for l in text.splitlines() if "(n_train/T_train)^b" in l)
-    assert "| 0.97 |" in row and "| reproduced |" in row
-    row = next(l for l in text.splitlines() if "power law fits" in l)
-    assert "| not reproduced |" in row
-    row = next(l for l in text.splitlines() if "T = n" in l)
-    assert "| not measured |" in row          # the notebook ran but did not measure it
-    assert "1 reproduced, 0 partly, 1 not reproduced, 3 not measured" in text
+    assert "| reproduced | Frontier speed" in row and "| 0.97 |" in row
+    assert "power law fits the speeds: 0.5 (not reproduced)" in row        # the qualifier, in the claim's row
+    assert "⚑ the verdict flips with the frontier estimator" in row        # 0.80 reads partly
+    assert not any(l.startswith("| ") and "| The power law fits" in l.split("|")[3] for l in text.splitlines())
+    row = next(l for l in text.splitlines() if "At T = n the frontier" in l)
+    assert "| not measured |" in row and "no value measured" in row      # the notebook ran but did not measure it
+    assert "not run (no GPU)" in row
+
+
+def test_confirmatory_column_reads_the_registered_study(store_root):
+    c = claims.claim("wall_operator_first_fraction")
+    assert claims.confirmatory_verdict(c)[0] == "registered (C05-wall), runs training"
+    assert claims.confirmatory_verdict(claims.claim("budget_exponent"))[0] == claims.NO_TEST
+    claims.record_confirmatory("C05-wall", {"wall_operator_first_fraction": 2 / 3, "s4_joint_learned_fraction": 1.0,
+                                            "wall_joint_deadlock_fraction": 1.0, "wall_joint_learned_fraction": 0.0})
+    assert claims.confirmatory_verdict(c)[0] == "partly"
+    assert claims.confirmatory_verdict(claims.claim("wall_joint_deadlock_fraction"))[0] == "reproduced"
+    v, _, why = claims.confirmatory_verdict(claims.claim("streaming_gap"))
+    assert v == "not measured"                                           # its value is not in yet
+    text = claims.report()
+    assert "Confirmatory: 1 reproduced, 1 partly, 0 not reproduced, 3 not measured; 0 registered" in text
+
+
+def test_decoder_validity_just_inside_and_outside_its_bar():
+    assert claims.decoder_valid(0.9) and not claims.decoder_valid(0.9 - E)
+    assert not claims.decoder_valid(None) and not claims.decoder_valid(float("nan"))
+
+
+def test_contest_power_one_positive_of_sixteen_cannot_reject():
+    assert not claims.contest_powered(16, 1)          # smallest p = 2/16 = 0.125
+    assert not claims.contest_powered(16, 15)
+    assert claims.contest_powered(16, 2)              # 2 / C(16, 2) = 0.0167
+    assert not claims.contest_powered(6, 2)           # 2 / 15 = 0.133
+    assert claims.contest_powered(8, 4)               # 2 / 70 = 0.029
+    with pytest.raises(ValueError, match="generalize"):
+        claims.contest_powered(4, 5)
+
+
+def test_a_null_over_a_constant_metric_or_few_models_is_not_powered():
+    assert claims.correlation_powered({"a": 0.1, "b": -0.3}, 10)
+    assert not claims.correlation_powered({"a": 0.1, "b": None}, 16)     # b is constant: it cannot correlate
+    assert not claims.correlation_powered({"a": 0.1, "b": 0.2}, 9)
+    assert not claims.correlation_powered({}, 16)
+
+
+def test_premise_at_the_operating_point():
+    assert claims.premise_met(7, 8) and not claims.premise_met(7.01, 8)
+    assert claims.premise_met(6, 8, k=2) and not claims.premise_met(None, 8)
+
+
+def test_every_rule_change_names_a_claim():
+    for key, old, date, what in claims.RULE_CHANGES:
+        claims.claim(key)
+        assert old in claims.VERDICTS and what
 
 
 def test_unknown_claim():
@@ -126,14 +190,15 @@ def test_print_verdicts_records_and_names_the_unmet_precondition(store_root, cap
     claims.print_verdicts("03_budget_law", {"budget_exponent": 0.81, "budget_r2": 0.99, "demands_learned": 3,
                                             "budget_exponent_interval": [0.7, 0.9]})
     out = capsys.readouterr().out
-    assert "budget_exponent" in out and "-> partly" in out
     assert "budget_r2" in out and "-> not measured (needs: the exponent measured and within its tolerance" in out
+    assert "budget_exponent " in out and "-> not measured" in out      # no decoder validity recorded
     assert claims._load("03_budget_law", "quick")["budget_r2"] == 0.99
 
 
 def test_the_exponent_needs_its_seed_interval_and_the_fit_needs_the_exponent():
     exponent, r2 = claims.claim("budget_exponent"), claims.claim("budget_r2")
-    one_seed = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval": None}
+    one_seed = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval": None,
+                "decoder_position1_min": 1.0}
     assert claims.verdict(exponent, 0.98, ran=True, results=one_seed) == "not measured"
     assert claims.verdict(r2, 0.99, ran=True, results=one_seed) == "not measured"
     seeds = {**one_seed, "budget_exponent_interval": [0.9, 1.05]}
@@ -145,8 +210,11 @@ def test_the_exponent_needs_its_seed_interval_and_the_fit_needs_the_exponent():
 def test_the_contest_claim_needs_three_group_word_problem_contests():
     c = claims.claim("primary_significant_contests")
     tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
-    groups = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "A5"})
+    powered = {"a": 0.001, "b": 0.001, "c": 0.001}
+    groups = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "A5"}, smallest_p=powered)
     assert claims.verdict(c, 3, True, groups) == R
+    one_of_16 = {**groups, "smallest_p": {**powered, "b": 0.125}}          # a contest with 1 positive of 16
+    assert claims.verdict(c, 0, True, one_of_16) == "not measured"
     pilot = dict(primary_auroc=tested, tasks={"a": "parity", "b": "parity", "c": "parity"})
     assert claims.verdict(c, 0, True, pilot) == "not measured"          # a parity pilot is not the paper's contest
     two = dict(primary_auroc=dict(list(tested.items())[:2]), tasks={"a": "S4", "b": "S4"})
@@ -157,8 +225,9 @@ def test_the_tail_contest_claim_needs_a_tail_reading_in_every_contest():
     c = claims.claim("tail_excess_over_chance")
     tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
     every = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "S4"},
-                 tail_defined_by_contest={"a": 5, "b": 2, "c": 1})
+                 tail_defined_by_contest={"a": 5, "b": 2, "c": 1}, smallest_p={"a": 0.001, "b": 0.001, "c": 0.001})
     assert claims.verdict(c, 0, True, every) == R
+    assert claims.verdict(c, 0, True, {**every, "smallest_p": {"a": 0.001, "b": 0.125, "c": 0.001}}) == "not measured"
     one_without = {**every, "tail_defined_by_contest": {"a": 5, "b": 0, "c": 1}}   # a contest with no fixed point read
     assert claims.verdict(c, 0, True, one_without) == "not measured"
     assert claims.verdict(c, 0, True, {**every, "tail_defined_by_contest": {}}) == "not measured"

@@ -100,4 +100,7 @@ def prior_results(rows, untied_a5, long_n: int) -> dict:
         "untied_a5_seq_acc": round(float(max(acc.seq_acc[-1] for acc in untied_a5)), 3),
         "untied_s4_learned_fraction": round(float(np.mean(untied)), 3) if untied else None,
         "params": {key(r): r["n_params"] for r in rows},
+        # decoder validity per family (the worst seed): position 1 read at the first loop / block
+        "decoder_position1": {name: round(float(min(r["tau"].position1_first_loop for r in rows if r["name"] == name)), 3)
+                              for name in names},
     }

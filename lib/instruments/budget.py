@@ -116,6 +116,10 @@ def law_results(readings: list[dict], fit: LawFit, rescued: dict) -> dict:
         "budget_r2": None if fit.tau is None else round(fit.tau.r2, 3),
         "budget_exponent_frontier": None if fit.frontier is None else round(fit.frontier.exponent, 3),
         "speed_at_T_eq_n": mean(at_T_eq_n),
+        "speed_at_T_eq_n_frontier": mean([x["tau"].v_frontier for x in learned
+                                          if x["config"].T_train == x["config"].n_train]),
+        # decoder validity (the worst learned run): position 1 read at the first loop
+        "decoder_position1_min": mean([min(x["tau"].position1_first_loop for x in learned)]) if learned else None,
         "rescue_gain": mean([x["best_late"][0] - x["at_T_train"][1] for x in rescued.values()]),
         # the halting rule as the paper states it: late positions at a longer n rescued by T* loops;
         # whole words beside it (0 where the rule has no speed to work from)

@@ -137,7 +137,7 @@ def _interval(x) -> list | None:
     return None if x is None else [round(x.value, 3), round(x.low, 3), round(x.high, 3)]
 
 
-def contest_results(table: dict, summary: dict, costs: dict | None = None) -> dict:
+def contest_results(table: dict, summary: dict, costs: dict | None = None, threshold: float | None = None) -> dict:
     """The ledger's numbers over the contests: in how many contests the primary head metric predicts
     (its AUROC interval excludes 0.5) in one direction, the direction most contests take (a metric that
     predicts forward in one contest and in reverse in another is no stable predictor), with its AUROC
@@ -146,7 +146,8 @@ def contest_results(table: dict, summary: dict, costs: dict | None = None) -> di
     significant head metric, the significant head AUROCs among those defined; the count of significant
     tail AUROCs and its excess over what chance alone gives (`stats.chance_bound` of the defined ones;
     None when none was defined: nothing was tested), with the defined tail AUROCs per contest; and
-    `costs` (contest -> `store.training_cost` of its runs) as given."""
+    `costs` (contest -> `store.training_cost` of its runs) as given; with `threshold`, each contest's
+    split [generalizing seeds, seeds] and its smallest attainable p (`smallest_p`: the power condition)."""
     primary = {name: ms[PRIMARY] for name, ms in summary.items()}
     higher = sum(e["auroc"] is not None and e["auroc"].low > 0.5 for e in primary.values())   # higher generalizes
     lower = sum(e["auroc"] is not None and e["auroc"].high < 0.5 for e in primary.values())
@@ -178,4 +179,8 @@ def contest_results(table: dict, summary: dict, costs: dict | None = None) -> di
                        for name, rows in table.items()},
         "table": {name: {m: {"rho": _interval(e["rho"]), "auroc": _interval(e["auroc"])} for m, e in ms.items()}
                   for name, ms in summary.items()},
+        **({} if threshold is None else {
+            "split": {name: [sum(r["ood_acc"] >= threshold for r in rows), len(rows)] for name, rows in table.items()},
+            "smallest_p": {name: round(smallest_p(len(rows), sum(r["ood_acc"] >= threshold for r in rows)), 4)
+                           for name, rows in table.items()}}),
     }

@@ -100,6 +100,9 @@ class TauResult:
     frontier: np.ndarray         # (T,)
     v_tau: SpeedFit
     v_frontier: float
+    # the decoder's validity: the share of solved inputs whose position 1 (a function of the first token
+    # alone) it reads right after the first loop or block; below claims.DECODER_VALID it cannot see the model
+    position1_first_loop: float = float("nan")
 
     @property
     def solved_fraction(self) -> float:
@@ -121,7 +124,7 @@ def measure(preds: np.ndarray, labels: np.ndarray, q: float = 0.9) -> TauResult:
     F = frontier(acc_solved, q)
     return TauResult(n, T, tau_all[solved].mean(0), np.median(tau_all[solved], 0), acc_solved,
                      correct.mean(1), int(solved.sum()), B, F, speed_from_tau(tau_all[solved].mean(0)),
-                     speed_from_frontier(F, n))
+                     speed_from_frontier(F, n), float(acc_solved[0, 0]))
 
 
 def tau(model, task: Task, n: int, T: int, count: int = 512, seed: int = 0, q: float = 0.9,

@@ -54,6 +54,7 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
     at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train, states=hs)
     after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor, states=hs)
     return dict(run=run_id(c), model=f"{recipe} {c.contract} seed {c.seed}", recipe=recipe, demand=c.demand, seed=c.seed,
+                T_train=c.T_train,
                 in_acc=float(solved.float().mean()), ood_acc=float(ood.seq_acc.max()),
                 converged={k: v.reached_fraction for k, v in conv.items()}, tau_star=after["tau_star"],
                 fixed_fraction=after["fixed_fraction"],
@@ -122,8 +123,13 @@ def significant(corr: dict) -> int:
 
 
 def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks: list[tuple],
-                       recipe: str = "settled") -> dict:
-    """The ledger's numbers, on the population of `recipe`; the contrast's fixed points beside them."""
+                       recipe: str = "settled", at_budget: tuple[list[dict], dict] | None = None, k: int = 1) -> dict:
+    """The ledger's numbers, on the population of `recipe`; the contrast's fixed points beside them.
+
+    The tail claims are about the operating point: read at T_train, on the learned models whose fixed
+    point comes by then (Proposition 1's premise, tau* <= T_train - k); the readings past tau* check
+    Proposition 1 (they saturate there by construction). `at_budget`: `correlations(rows,
+    metrics_at="budget")`."""
     population = [r for r in rows if r["recipe"] == recipe]
     learned = [r for r in population if r["in_acc"] >= LEARNED]
     reached = [r for r in population if r["reached"]]
@@ -151,4 +157,27 @@ def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks:
         "prop1_holds": f"{sum(p.holds for p in p1_reached)}/{len(p1_reached)}",
         # Prop. 1 is a theorem about loops that reach a fixed point: judged on those that do
         "prop1_fraction": round(sum(p.holds for p in p1_reached) / len(p1_reached), 3) if p1_reached else None,
+        **_at_operating_point(learned, at_budget, k),
     }
+
+
+def _at_operating_point(learned: list[dict], at_budget, k: int) -> dict:
+    """The tail metrics at T_train (the operating point), with Proposition 1's premise per model."""
+    premise = [r for r in learned if r["tau_star"] is not None and r["tau_star"] <= r["T_train"] - k]
+    out = {"premise_k": k, "premise_met": f"{len(premise)}/{len(learned)}",
+           "tau_star_over_T_train": sorted(round(r["tau_star"] / r["T_train"], 2) for r in learned
+                                           if r["tau_star"] is not None),
+           "skip1_min_at_T_train": round(min(r["budget"]["skip1"] for r in learned), 3) if learned else None,
+           "skip1_range_at_T_train": ([round(min(r["budget"]["skip1"] for r in learned), 2),
+                                       round(max(r["budget"]["skip1"] for r in learned), 2)] if learned else None),
+           "jac_align_min_at_T_train": round(min(r["budget"]["jac_align"] for r in learned), 3) if learned else None,
+           "skip1_min_premise": round(min(r["budget"]["skip1"] for r in premise), 3) if premise else None,
+           "jac_align_min_premise": round(min(r["budget"]["jac_align"] for r in premise), 3) if premise else None}
+    if at_budget is not None:
+        fitted, corr = at_budget
+        out.update({"at_T_train_correlated_models": len(fitted),
+                    "at_T_train_significant": significant(corr) if len(fitted) >= 3 else None,
+                    "at_T_train_rho": {m: (round(e.value, 2) if np.isfinite(e.value) else None) for m, e in corr.items()},
+                    "at_T_train_rho_interval": {m: ([round(e.low, 2), round(e.high, 2)] if np.isfinite(e.value)
+                                                    else None) for m, e in corr.items()}})
+    return out
