@@ -126,34 +126,57 @@ def _every_contest_tail_defined(r: dict) -> bool:
     return _every_contest_tested(r) and len(by_contest) == 3 and all(n > 0 for n in by_contest.values())
 
 
+def _valid_03(r: dict) -> bool:
+    return decoder_valid(r["decoder_position1_min"])
+
+
 CLAIMS = (
-    Claim("budget_exponent", 1, "A §6.1", "Frontier speed scales with demand: v ∝ (n_train/T_train)^b",
+    # 03's speeds are read uncapped (tau at the contract with 4 x T_train loops: R37-uncapped); the
+    # readings with T_train loops, where tau(last) cannot exceed the budget, qualify the claims
+    Claim("budget_exponent_uncapped", 1, "A §6.1", "Frontier speed scales with demand: v ∝ (n_train/T_train)^b",
+          "b = 0.98 ± 0.04", "|b − 0.98| ≤ 0.10 (tau read with 4·T_train loops)", "03_budget_law",
+          lambda v: abs(v - 0.98) <= 0.10, lambda v: 0.5 <= v < 0.88 or 1.08 < v <= 1.5,
+          "at least 3 demands learned, with a seed interval (>= 2 seeds a demand), and decoder validity "
+          "(position 1 read at loop 1 on ≥ 0.9 of solved inputs)",
+          lambda r: r["demands_learned"] >= 3 and r["budget_exponent_uncapped_interval"] is not None and _valid_03(r),
+          partly="b in [0.5, 0.88) or (1.08, 1.5]: speed falls with demand, off the law's exponent",
+          basis=lambda r: f"seed interval {r['budget_exponent_uncapped_interval']}"),
+    Claim("budget_exponent_frontier_uncapped", 1, "A §6.1", "the exponent by the frontier estimator", "b = 0.98 ± 0.04",
+          "|b − 0.98| ≤ 0.10", "03_budget_law", lambda v: abs(v - 0.98) <= 0.10,
+          lambda v: 0.5 <= v < 0.88 or 1.08 < v <= 1.5, "as the tau estimator's row",
+          lambda r: claim("budget_exponent_uncapped").requires(r), partly="as above",
+          qualifies="budget_exponent_uncapped", estimator="frontier"),
+    Claim("budget_exponent", 1, "A §6.1", "the exponent read with T_train loops (tau capped at the budget)",
           "b = 0.98 ± 0.04", "|b − 0.98| ≤ 0.10", "03_budget_law",
           lambda v: abs(v - 0.98) <= 0.10, lambda v: 0.5 <= v < 0.88 or 1.08 < v <= 1.5,
           "at least 3 demands learned, with a seed interval (>= 2 seeds a demand; the interval is printed beside), "
           "and decoder validity (position 1 read at loop 1 on ≥ 0.9 of solved inputs)",
-          lambda r: r["demands_learned"] >= 3 and r["budget_exponent_interval"] is not None
-          and decoder_valid(r["decoder_position1_min"]),
-          partly="b in [0.5, 0.88) or (1.08, 1.5]: speed falls with demand, off the law's exponent",
+          lambda r: r["demands_learned"] >= 3 and r["budget_exponent_interval"] is not None and _valid_03(r),
+          partly="b in [0.5, 0.88) or (1.08, 1.5]", qualifies="budget_exponent_uncapped",
           basis=lambda r: f"seed interval {r['budget_exponent_interval']}"),
-    Claim("budget_r2", 1, "A §6.1", "The power law fits the speeds", "R² = 0.99", "R² ≥ 0.95", "03_budget_law",
+    Claim("budget_exponent_frontier", 1, "A §6.1", "the capped exponent by the frontier estimator", "b = 0.98 ± 0.04",
+          "|b − 0.98| ≤ 0.10", "03_budget_law", lambda v: abs(v - 0.98) <= 0.10,
+          lambda v: 0.5 <= v < 0.88 or 1.08 < v <= 1.5, "as the tau estimator's row",
+          lambda r: claim("budget_exponent").requires(r), partly="as above", qualifies="budget_exponent_uncapped"),
+    Claim("budget_r2", 1, "A §6.1", "The power law fits the speeds (capped reading)", "R² = 0.99", "R² ≥ 0.95", "03_budget_law",
           lambda v: v >= 0.95, lambda v: v >= 0.8,
           "the exponent measured and within its tolerance (a good fit of the wrong law is no support)",
           lambda r: claim("budget_exponent").requires(r) and claim("budget_exponent").holds(r["budget_exponent"]),
-          partly="R² ≥ 0.8", qualifies="budget_exponent"),
-    Claim("budget_exponent_frontier", 1, "A §6.1", "the exponent by the frontier estimator", "b = 0.98 ± 0.04",
-          "|b − 0.98| ≤ 0.10", "03_budget_law", lambda v: abs(v - 0.98) <= 0.10,
-          lambda v: 0.5 <= v < 0.88 or 1.08 < v <= 1.5, "as the tau estimator's row",
-          lambda r: claim("budget_exponent").requires(r), partly="as above", qualifies="budget_exponent",
-          estimator="frontier"),
-    Claim("speed_at_T_eq_n", 1, "A §6.1", "At T = n the frontier moves one position per loop",
-          "v = 1.00", "|v − 1| ≤ 0.10", "03_budget_law",
+          partly="R² ≥ 0.8", qualifies="budget_exponent_uncapped"),
+    Claim("speed_at_T_eq_n_uncapped", 1, "A §6.1", "At T = n the frontier moves one position per loop",
+          "v = 1.00", "|v − 1| ≤ 0.10 (tau read with 4·T_train loops)", "03_budget_law",
           lambda v: abs(v - 1.0) <= 0.10, lambda v: abs(v - 1.0) <= 0.3, partly="|v − 1| ≤ 0.3",
-          precondition="decoder validity: position 1 read at loop 1 on ≥ 0.9 of solved inputs",
-          requires=lambda r: decoder_valid(r["decoder_position1_min"])),
-    Claim("speed_at_T_eq_n_frontier", 1, "A §6.1", "the speed at T = n by the frontier estimator", "v = 1.00",
+          precondition="decoder validity: position 1 read at loop 1 on ≥ 0.9 of solved inputs", requires=_valid_03),
+    Claim("speed_at_T_eq_n_frontier_uncapped", 1, "A §6.1", "the speed at T = n by the frontier estimator", "v = 1.00",
           "|v − 1| ≤ 0.10", "03_budget_law", lambda v: abs(v - 1.0) <= 0.10, lambda v: abs(v - 1.0) <= 0.3,
-          partly="|v − 1| ≤ 0.3", qualifies="speed_at_T_eq_n", estimator="frontier"),
+          partly="|v − 1| ≤ 0.3", qualifies="speed_at_T_eq_n_uncapped", estimator="frontier"),
+    Claim("speed_at_T_eq_n", 1, "A §6.1", "the speed at T = n read with T_train loops (capped)", "v = 1.00",
+          "|v − 1| ≤ 0.10", "03_budget_law", lambda v: abs(v - 1.0) <= 0.10, lambda v: abs(v - 1.0) <= 0.3,
+          partly="|v − 1| ≤ 0.3", precondition="decoder validity (as above)", requires=_valid_03,
+          qualifies="speed_at_T_eq_n_uncapped"),
+    Claim("speed_at_T_eq_n_frontier", 1, "A §6.1", "the capped speed at T = n by the frontier estimator", "v = 1.00",
+          "|v − 1| ≤ 0.10", "03_budget_law", lambda v: abs(v - 1.0) <= 0.10, lambda v: abs(v - 1.0) <= 0.3,
+          partly="|v − 1| ≤ 0.3", qualifies="speed_at_T_eq_n_uncapped"),
     Claim("rescue_gain", 1, "A §6.1", "More test-time loops rescue late positions at a fixed length",
           "qualitative", "late-position accuracy at 2·n_train rises by ≥ 0.5 from T_train to the best loop of a scan to 4× the contract's loops there (mean over learned contracts)",
           "03_budget_law", lambda v: v >= 0.5, lambda v: v >= 0.2, partly="gain ≥ 0.2"),
@@ -168,9 +191,15 @@ CLAIMS += (
     Claim("shortcut_slope", 5, "A §5", "tau reads a shortcut (constant-depth) control as flat", "flat (slope 0)",
           "|slope| ≤ 0.1", "02_tau_calibration", lambda v: abs(v) <= 0.1, lambda v: abs(v) <= 0.25,
           partly="|slope| ≤ 0.25"),
-    Claim("free_linear_fraction", 5, "A §5", "Free-trained tied models read tau ∝ n (serial frontier)",
+    Claim("free_linear_fraction_uncapped", 5, "A §5", "Free-trained tied models read tau ∝ n (serial frontier)",
+          "tau ∝ n", "every learned free model fits the linear class, tau read with 4× the schedule's loops",
+          "02_tau_calibration", lambda v: v == 1.0, lambda v: v >= 0.5,
+          "decoder validity: position 1 read at loop 1 on ≥ 0.9 of solved inputs",
+          lambda r: decoder_valid(r["decoder_position1_min"]), partly="at least half of them"),
+    Claim("free_linear_fraction", 5, "A §5", "the same read with the schedule's loops (tau(last) capped by the count)",
           "tau ∝ n", "every learned free model fits the linear class", "02_tau_calibration",
-          lambda v: v == 1.0, lambda v: v >= 0.5, partly="at least half of them"),
+          lambda v: v == 1.0, lambda v: v >= 0.5, partly="at least half of them",
+          qualifies="free_linear_fraction_uncapped"),
     Claim("cone_ratio_median", 5, "A §5", "Damage cones spread at the tau-based speed", "cone slope = v",
           "median v_cone / v_tau in [0.8, 1.25]", "02_tau_calibration",
           lambda v: 0.8 <= v <= 1.25, lambda v: 0.5 <= v <= 2.0, partly="median in [0.5, 2]"),
@@ -376,6 +405,11 @@ RULE_CHANGES = (
     ("jac_align_min_premise", "reproduced", "2026-12-04", "as above"),
     ("at_T_train_significant", "reproduced", "2026-12-04", "read at T_train with the premise, and powered (every "
      "metric varies, ≥ 10 models); past tau* four of five metrics were constant: a null that could not fail"),
+    ("budget_exponent_uncapped", "reproduced", "2026-12-04", "the exponent read uncapped (R37-uncapped; the "
+     "verdict was the capped reading's, now a qualifier in the row)"),
+    ("speed_at_T_eq_n_uncapped", "partly", "2026-12-04", "read uncapped, as above"),
+    ("free_linear_fraction_uncapped", "reproduced", "2026-12-04", "read uncapped (R37-uncapped): with the "
+     "schedule's loops tau(last) cannot exceed the loop count, so a model settling at its last loop reads linear"),
     ("untied_log_fraction", "not reproduced", "2026-12-04", "decoder validity: the final readout reads untied "
      "blocks 1-7 at chance, position 1 included"),
     ("primary_significant_contests", "not reproduced", "2026-12-04", "power: a contest counts only where a "
@@ -569,4 +603,7 @@ def write_report(path: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":
+    import argparse
+    argparse.ArgumentParser(prog="python -m lib.claims",
+                            description="Write paper/REPORT.md from outputs/results/ (the claims ledger).").parse_args()
     print(f"wrote {write_report()}")

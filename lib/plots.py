@@ -8,8 +8,11 @@ import numpy as np
 from .paths import artifacts_dir
 
 
-def save(fig, name: str) -> None:
-    d = artifacts_dir("figures")
+def save(fig, name: str, profile: str = "quick") -> None:
+    """Write `fig` as outputs/figures/<name>.png and .svg for the quick profile (the committed figures
+    REPORT.md links to); a figure of any other profile (or of non-default parameters) goes to
+    outputs/figures/<profile>/, which is not tracked, so it never overwrites a committed one."""
+    d = artifacts_dir("figures") / ("" if profile == "quick" else profile)
     d.mkdir(parents=True, exist_ok=True)
     for ext in ("png", "svg"):
         # fixed metadata and SVG ids, so re-running a notebook does not change the files' bytes needlessly
@@ -107,9 +110,11 @@ def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=No
     Returns (fig, readout) where readout is a one-line text summary."""
     from .instruments.head import accuracy_by_loops
     c = run.config
-    depth_note = ""
+    for name, v in (("T", T), ("n", n), ("count", count)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
     if not run.model.tied and T > run.model.cfg.n_blocks:     # an untied model has no loops beyond its depth
-        T, depth_note = run.model.cfg.n_blocks, f" (untied: T capped at its depth {run.model.cfg.n_blocks})"
+        raise ValueError(f"T: an untied model has exactly {run.model.cfg.n_blocks} blocks; allowed: 1..{run.model.cfg.n_blocks}, got {T}")
     acc = accuracy_by_loops(run.model, c.task_obj(), n, T, count=count, seed=seed, streaming=c.streaming)
     fig = fig or plt.figure(figsize=(10, 3.8))
     fig.clear()
@@ -126,7 +131,7 @@ def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=No
     prefix = np.where(ok.all(1), n, np.argmin(ok, axis=1))          # solved prefix after each loop
     best = int(prefix.argmax())
     readout = (f"n={n} T={T}: solved prefix after T loops {prefix[-1]}/{n} positions (>= 90 % correct), "
-               f"sequence accuracy {acc.seq_acc[-1]:.2f}; longest prefix {prefix[best]} at loop {best + 1}{depth_note}")
+               f"sequence accuracy {acc.seq_acc[-1]:.2f}; longest prefix {prefix[best]} at loop {best + 1}")
     return fig, readout
 
 

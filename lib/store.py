@@ -141,11 +141,15 @@ def cpu_seconds(done: dict) -> float | None:
     return cpu_stretch_seconds(spent)
 
 
-def mark_started(d: Path) -> None:
-    """Record when a run's training first started (`STARTED`, copied into DONE): a pre-registered run's
-    start must be later than the commit of its entry (tests/test_preregistration.py)."""
+def mark_started(cfg: RunConfig) -> None:
+    """Record when a run's training first started (`STARTED`, copied into DONE: a pre-registered run's
+    start must be later than the commit of its entry, tests/test_preregistration.py) and its config
+    (so an unfinished run is listed by what it is)."""
+    d = run_dir(cfg)
     if not (d / "STARTED").exists():
         atomic_write_json(d / "STARTED", {"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    if not (d / "config.json").exists():
+        atomic_write_json(d / "config.json", cfg.to_dict())
 
 
 def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool = True,
@@ -172,7 +176,7 @@ def get_or_train(cfg: RunConfig, progress: bool = False, train_if_missing: bool 
             if is_done(cfg):                 # another process finished it while we waited
                 return load_run(cfg)
             t0, before = time.time(), trained_before(d / "checkpoint.pt")
-            mark_started(d)
+            mark_started(cfg)
             try:
                 model, metrics = train(cfg, workdir=d, progress=progress, device=device, compile=compile,
                                        init_state=init_state)
@@ -224,7 +228,7 @@ def get_or_train_many(cfgs, progress: bool = False, train_if_missing: bool = Tru
                 t0 = time.time()
                 before = trained_before(run_dir(todo[0]) / "population.pt", [c.seed for c in todo])
                 for c in todo:
-                    mark_started(run_dir(c))
+                    mark_started(c)
                 try:
                     trained = train_population(todo, progress=progress, device=pool_device, workdir=run_dir(todo[0]))
                 except Diverged as err:                # the diverged seed is marked; the others retrain alone

@@ -88,7 +88,7 @@ for r in rows:
 
 # %%
 fig = plots.tau_against_n(rows)
-plots.save(fig, "04_architecture_prior_tau_vs_n")
+plots.save(fig, "04_architecture_prior_tau_vs_n", PROFILE)
 plt.show()
 
 # %% [markdown]
@@ -99,7 +99,7 @@ plt.show()
 # %%
 shown = [r for r in rows if r["seed"] == SEEDS[0]]
 fig = plots.frontier_maps(shown)
-plots.save(fig, "04_architecture_prior_frontiers")
+plots.save(fig, "04_architecture_prior_frontiers", PROFILE)
 plt.show()
 
 # %% [markdown]
@@ -115,7 +115,7 @@ plt.show()
 for r in rows:
     print(f"{r['name']:14s} seed {r['seed']}: seq acc at n={plan.long_ns}: {[round(r['extrapolation'][n], 3) for n in plan.long_ns]}")
 fig = plots.length_extrapolation(rows)
-plots.save(fig, "04_architecture_prior_extrapolation")
+plots.save(fig, "04_architecture_prior_extrapolation", PROFILE)
 plt.show()
 
 # %% [markdown]
@@ -139,11 +139,11 @@ for run, acc in zip(untied_a5, a5_accs):
 # %%
 first_seed = [run for _, run in runs if run.config.seed == SEEDS[0]]
 fig, readout = plots.render_frontier(first_seed[min(1, len(first_seed) - 1)], T=16, n=12)
-plots.save(fig, "04_architecture_prior_frontier_view")
+plots.save(fig, "04_architecture_prior_frontier_view", PROFILE)
 plt.show()
 print(readout)
 
-# %%
+# %% tags=["nbval-ignore-output"]
 if INTERACTIVE and not explore.headless():
     pool = {f"{name} seed {run.config.seed}": run for name, run in runs}
     display(explore.explorer(pool, plan.tied[0].T_train, plan.tied[0].n_train, plots.render_frontier))

@@ -88,12 +88,12 @@ for (group, curriculum, seed), r in rows.items():
 
 # %%
 fig = plots.wall_loss(rows)
-plots.save(fig, "05_operator_wall_loss")
+plots.save(fig, "05_operator_wall_loss", PROFILE)
 plt.show()
 
 # %%
 fig = plots.wall_accuracy(rows, plan.long_ns)
-plots.save(fig, "05_operator_wall_accuracy")
+plots.save(fig, "05_operator_wall_accuracy", PROFILE)
 plt.show()
 
 # %% [markdown]
@@ -111,7 +111,7 @@ for (task, curriculum, seed), out in pairs.items():
     print(f"{task} {curriculum} seed {seed}: " + "; ".join(f"{kind} " + ", ".join(f"n={n}: {a:.3f}" for n, a in accs.items())
                                                      for kind, accs in out.items()))
 fig = plots.streaming_pairs(pairs)
-plots.save(fig, "05_operator_wall_streaming")
+plots.save(fig, "05_operator_wall_streaming", PROFILE)
 plt.show()
 
 # %% [markdown]

@@ -87,7 +87,7 @@ for r in rows:
 
 # %%
 fig = plots.annealing(rows, plan.start[0].demand)
-plots.save(fig, "06_portability_annealing")
+plots.save(fig, "06_portability_annealing", PROFILE)
 plt.show()
 
 # %% [markdown]

@@ -80,7 +80,7 @@ for run in runs:
 curves = {run.config.seed: extrapolation.accuracy_by_length(run, plan.test_ns, plan.loops_factor, plan.eval_count)
           for run in runs}
 fig = plots.accuracy_per_iteration(curves, {run.config.seed: run.config.T_train for run in runs})
-plots.save(fig, "08_easy_to_hard_accuracy_per_iteration")
+plots.save(fig, "08_easy_to_hard_accuracy_per_iteration", PROFILE)
 plt.show()
 for seed, by_n in curves.items():
     for n, acc in by_n.items():

@@ -93,7 +93,7 @@ for r in rows.values():
 
 # %%
 fig = plots.fixed_point_grid(rows, label)
-plots.save(fig, "09_fixed_point_stability")
+plots.save(fig, "09_fixed_point_stability", PROFILE)
 plt.show()
 
 # %% [markdown]
@@ -122,7 +122,7 @@ for (recall, seed, givens), r in sudoku_rows.items():
 
 # %%
 fig = plots.sudoku_loops(sudoku_rows)
-plots.save(fig, "09_fixed_point_stability_sudoku")
+plots.save(fig, "09_fixed_point_stability_sudoku", PROFILE)
 plt.show()
 
 # %% [markdown]

@@ -13,6 +13,12 @@ BOUNDARIES = {
     "budget_exponent": [(0.88 + E, R), (0.88 - E, P), (1.08 - E, R), (1.08 + E, P), (0.5, P), (0.5 - E, N),
                         (1.5, P), (1.5 + E, N)],
     "budget_r2": [(0.95, R), (0.95 - E, P), (0.8, P), (0.8 - E, N)],
+    "budget_exponent_uncapped": [(0.88 + E, R), (0.88 - E, P), (1.08 - E, R), (1.08 + E, P), (0.5, P), (0.5 - E, N),
+                                 (1.5, P), (1.5 + E, N)],
+    "budget_exponent_frontier_uncapped": [(0.88 + E, R), (0.88 - E, P), (1.5, P), (1.5 + E, N)],
+    "speed_at_T_eq_n_uncapped": [(0.9 + E, R), (0.9 - E, P), (1.3 - E, P), (1.3 + E, N)],
+    "speed_at_T_eq_n_frontier_uncapped": [(1.1 - E, R), (1.1 + E, P), (0.7 - E, N)],
+    "free_linear_fraction_uncapped": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
     "speed_at_T_eq_n": [(0.9 + E, R), (0.9 - E, P), (1.1 - E, R), (1.1 + E, P), (0.7 + E, P), (0.7 - E, N),
                         (1.3 - E, P), (1.3 + E, N)],
     "rescue_gain": [(0.5, R), (0.5 - E, P), (0.2, P), (0.2 - E, N)],
@@ -55,6 +61,7 @@ BOUNDARIES = {
 
 # Results under which each precondition holds (the value is judged) and under which it does not.
 MET = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval": [0.9, 1.1], "fixed_point_fraction": 0.5,
+       "budget_exponent_uncapped_interval": [0.9, 1.1],
        "decoder_position1_min": 0.95, "decoder_position1": {"tied": 1.0, "tied + scan": 0.95, "untied": 0.9},
        "premise_met": "16/16", "at_T_train_rho": {"skip1": 0.1, "aa": -0.2}, "at_T_train_correlated_models": 10,
        "tail_rho": {"skip1": 0.1, "aa": 0.3}, "correlated_models": 12,
@@ -68,6 +75,7 @@ MET = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval"
        "primary_auroc": {"a": [0.5, 0.3, 0.7], "b": [0.9, 0.8, 1.0], "c": [0.1, 0.0, 0.2]}, "tail_defined": 3,
        "tail_defined_by_contest": {"a": 1, "b": 1, "c": 1}, "tasks": {"a": "S4", "b": "S4", "c": "A5"}}
 UNMET = {"demands_learned": 2, "budget_exponent": 0.8, "budget_exponent_interval": None, "fixed_point_fraction": 0.0,
+         "budget_exponent_uncapped_interval": None,
          "decoder_position1_min": 0.9 - E, "decoder_position1": {"tied": 0.9 - E, "tied + scan": 0.5, "untied": 0.05},
          "premise_met": "0/16", "at_T_train_rho": {"skip1": None, "aa": -0.2}, "at_T_train_correlated_models": 9,
          "tail_rho": {"skip1": None, "aa": 0.3}, "correlated_models": 12,
@@ -120,13 +128,14 @@ def test_report_counts_claims_not_rows_and_reads_results(store_root):
     assert f"**{len(counted)} claims. Confirmatory: 0 reproduced, 0 partly, 0 not reproduced, 0 not measured;" in text
     assert f"0 not measured, {len(counted)} not run." in text           # exploratory counts, by claim
     assert "shared/" not in text and "PAPER.md" not in text            # no link outside the repository
-    claims.record("03_budget_law", {"budget_exponent": 0.97, "budget_r2": 0.5, "demands_learned": 4,
-                                   "budget_exponent_interval": [0.9, 1.0], "budget_exponent_frontier": 0.80,
-                                   "decoder_position1_min": 1.0})
+    claims.record("03_budget_law", {"budget_exponent_uncapped": 0.97, "budget_exponent": 0.97, "budget_r2": 0.5,
+                                   "demands_learned": 4, "budget_exponent_interval": [0.9, 1.0],
+                                   "budget_exponent_uncapped_interval": [0.9, 1.0],
+                                   "budget_exponent_frontier_uncapped": 0.80, "decoder_position1_min": 1.0})
     text = claims.report()
     row = next(l for l in text.splitlines() if "(n_train/T_train)^b" in l)
     assert "| reproduced | Frontier speed" in row and "| 0.97 |" in row
-    assert "power law fits the speeds: 0.5 (not reproduced)" in row        # the qualifier, in the claim's row
+    assert "power law fits the speeds (capped reading): 0.5 (not reproduced)" in row   # a qualifier, in the row
     assert "⚑ the verdict flips with the frontier estimator" in row        # 0.80 reads partly
     assert not any(l.startswith("| ") and "| The power law fits" in l.split("|")[3] for l in text.splitlines())
     row = next(l for l in text.splitlines() if "At T = n the frontier" in l)

@@ -25,7 +25,7 @@ SMALL = dict(experiment="rel", task="S3", n_train=4, T_train=3, n_layers=1, d_mo
 
 def start(cfg: dict, outputs: Path, lock_timeout=60.0) -> subprocess.Popen:
     env = {**os.environ, "LOOPS_OUTPUTS": str(outputs), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "lib.cli", "run", "--config", json.dumps(cfg),
+    return subprocess.Popen([sys.executable, "-m", "lib.cli", "run", "--train", "--config", json.dumps(cfg),
                              "--lock-timeout", str(lock_timeout)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

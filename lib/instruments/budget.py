@@ -22,13 +22,18 @@ from . import head
 from .extrapolation import beyond_training
 
 
-def contract_readings(runs, eval_count: int, learned_acc: float) -> list[dict]:
+def contract_readings(runs, eval_count: int, learned_acc: float, uncapped_factor: int | None = None) -> list[dict]:
+    """Per run: tau at its contract read with T_train loops ("tau": tau(last) cannot exceed T_train there)
+    and, with `uncapped_factor`, with that many times T_train ("tau_uncapped": over the inputs solved at
+    the last loop read, so a frontier slower than the budget shows). Learned: solved at T_train."""
     out = []
     for r in runs:
         c = r.config
-        t = head.tau(r.model, c.task_obj(), c.n_train, c.T_train, count=eval_count,
-                     seed=probe_seed("in_distribution", c.seed))
-        out.append(dict(run=r, config=c, tau=t, learned=bool(t.n_solved > 0 and t.solved_fraction >= learned_acc)))
+        read = lambda T: head.tau(r.model, c.task_obj(), c.n_train, T, count=eval_count,   # noqa: E731
+                                  seed=probe_seed("in_distribution", c.seed))
+        t = read(c.T_train)
+        out.append(dict(run=r, config=c, tau=t, learned=bool(t.n_solved > 0 and t.solved_fraction >= learned_acc),
+                        **({"tau_uncapped": read(uncapped_factor * c.T_train)} if uncapped_factor else {})))
     return out
 
 
@@ -40,10 +45,11 @@ class LawFit:
     usable: np.ndarray                    # per reading: learned and both speeds finite
 
 
-def law_fit(readings: list[dict], n_resamples: int = 2000, seed: int = 0) -> LawFit:
+def law_fit(readings: list[dict], n_resamples: int = 2000, seed: int = 0, key: str = "tau") -> LawFit:
+    """key: which reading of `contract_readings` ("tau", or "tau_uncapped")."""
     demands = np.array([x["config"].demand for x in readings])
-    v_tau = np.array([x["tau"].v_tau.v for x in readings])
-    v_front = np.array([x["tau"].v_frontier for x in readings])
+    v_tau = np.array([x[key].v_tau.v for x in readings])
+    v_front = np.array([x[key].v_frontier for x in readings])
     usable = np.array([x["learned"] for x in readings], bool) & np.isfinite(v_tau) & np.isfinite(v_front)
     if usable.sum() < 2:                                   # a flat tau has no finite speed
         return LawFit(None, None, None, usable)
@@ -104,12 +110,25 @@ def rescue_table(rescued: dict, n_long: int) -> str:
     return "\n".join(lines)
 
 
-def law_results(readings: list[dict], fit: LawFit, rescued: dict) -> dict:
-    """The ledger's numbers for 03. rescued: config -> rescue(...) for the learned runs."""
+def law_results(readings: list[dict], fit: LawFit, rescued: dict, fit_uncapped: LawFit | None = None) -> dict:
+    """The ledger's numbers for 03. rescued: config -> rescue(...) for the learned runs; fit_uncapped:
+    `law_fit(readings, key="tau_uncapped")` (its numbers under *_uncapped keys)."""
     learned = [x for x in readings if x["learned"]]
     at_T_eq_n = [x["tau"].v_tau.v for x in learned if x["config"].T_train == x["config"].n_train]
     mean = lambda xs: round(float(np.mean(xs)), 3) if xs else None          # noqa: E731
-    return {
+    uncapped = {} if fit_uncapped is None else {
+        "budget_exponent_uncapped": None if fit_uncapped.tau is None else round(fit_uncapped.tau.exponent, 3),
+        "budget_exponent_uncapped_interval": (None if fit_uncapped.interval is None
+                                              else [round(x, 3) for x in fit_uncapped.interval]),
+        "budget_exponent_frontier_uncapped": (None if fit_uncapped.frontier is None
+                                              else round(fit_uncapped.frontier.exponent, 3)),
+        "speed_at_T_eq_n_uncapped": mean([x["tau_uncapped"].v_tau.v for x in learned
+                                          if x["config"].T_train == x["config"].n_train]),
+        "speed_at_T_eq_n_frontier_uncapped": mean([x["tau_uncapped"].v_frontier for x in learned
+                                                   if x["config"].T_train == x["config"].n_train]),
+        "speeds_uncapped": {_label(x["config"]): round(x["tau_uncapped"].v_tau.v, 2) for x in readings},
+    }
+    return {**uncapped,
         "budget_exponent": None if fit.tau is None else round(fit.tau.exponent, 3),
         "budget_exponent_stderr": None if fit.tau is None else round(fit.tau.stderr, 3),
         "budget_exponent_interval": None if fit.interval is None else [round(x, 3) for x in fit.interval],

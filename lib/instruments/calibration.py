@@ -14,6 +14,8 @@ import numpy as np
 from ..probes import probe_seed, probe_set
 from . import head, patching
 
+UNCAPPED = 4      # tau against n read with 4x the schedule's loops: tau(last) is not capped by the count
+
 
 def control_reading(run, eval_count: int) -> head.TauResult:
     c = run.config
@@ -32,7 +34,8 @@ def free_reading(run, test_ns, eval_count: int, patch_inputs: int, alpha: float,
     tokens, labels = probe_set(task, "patch_clean", 0, c.n_train, patch_inputs)
     donors, _ = probe_set(task, "patch_donor", 0, c.n_train, patch_inputs)
     cones = patching.damage_cones(run.model, tokens, labels, donors, c.T_train, alpha=alpha, threshold=threshold)
-    return dict(tau=t, against_n=head.tau_against_n(run.model, c, test_ns, count=eval_count), cones=cones)
+    return dict(tau=t, against_n=head.tau_against_n(run.model, c, test_ns, count=eval_count), cones=cones,
+                against_n_uncapped=head.tau_against_n(run.model, c, test_ns, count=eval_count, loops_factor=UNCAPPED))
 
 
 def calibration_results(controls: dict, shortcut_fits: dict, free: dict) -> dict:
@@ -47,6 +50,12 @@ def calibration_results(controls: dict, shortcut_fits: dict, free: dict) -> dict
         "free_scaling_classes": {c.contract: (fit(f).cls if fit(f) else None) for c, f in free.items()},
         "free_linear_fraction": round(float(np.mean([fit(f) is not None and fit(f).cls == "linear"
                                                      for f in free.values()])), 3) if free else None,
+        "free_scaling_classes_uncapped": {c.contract: (f["against_n_uncapped"].fit.cls if f["against_n_uncapped"].fit
+                                                       else None) for c, f in free.items()},
+        "free_linear_fraction_uncapped": round(float(np.mean(
+            [f["against_n_uncapped"].fit is not None and f["against_n_uncapped"].fit.cls == "linear"
+             for f in free.values()])), 3) if free else None,
+        "decoder_position1_min": round(float(min(f["tau"].position1_first_loop for f in free.values())), 3) if free else None,
         "cone_to_tau_ratio": {c.contract: round(ratio(f), 2) for c, f in free.items()},
         "cone_ratio_median": round(float(np.median([ratio(f) for f in free.values()])), 3) if free else None,
     }

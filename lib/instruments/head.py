@@ -179,15 +179,19 @@ class TauAgainstN:
     fit: ScalingFit | None       # scaling class; None with fewer than 3 lengths or a non-finite tau
 
 
-def tau_against_n(model, cfg, ns, count: int = 512, min_solved: int = MIN_SOLVED) -> TauAgainstN:
-    """tau at the last position against the input length n, each length run with the loops the run
-    gets there (`cfg.loops_at(n)`) on the named probe set `tau_vs_n`. Lengths with fewer than
-    `min_solved` solved inputs are left out (0 keeps every length; an unsolved one then leaves the
-    class undefined)."""
+def tau_against_n(model, cfg, ns, count: int = 512, min_solved: int = MIN_SOLVED,
+                  loops_factor: int = 1) -> TauAgainstN:
+    """tau at the last position against the input length n, each length run with `loops_factor` times
+    the loops the run gets there (`cfg.loops_at(n)`; 1: the schedule's own count, which caps tau(last)
+    at it, so a run that settles at its last loop reads linear by construction; more lets tau exceed
+    the schedule) on the named probe set `tau_vs_n`. Lengths with fewer than `min_solved` solved inputs
+    are left out (0 keeps every length; an unsolved one then leaves the class undefined)."""
+    if not isinstance(loops_factor, int) or isinstance(loops_factor, bool) or loops_factor < 1:
+        raise ValueError(f"loops_factor: an integer >= 1, got {loops_factor!r}")
     kept, last = [], []
     for n in ns:
-        r = tau(model, cfg.task_obj(), n, cfg.loops_at(n), count=count, seed=probe_seed("tau_vs_n", n),
-                streaming=cfg.streaming)
+        r = tau(model, cfg.task_obj(), n, loops_factor * cfg.loops_at(n), count=count,
+                seed=probe_seed("tau_vs_n", n), streaming=cfg.streaming)
         if r.n_solved >= min_solved:
             kept.append(n)
             last.append(float(r.tau_curve[-1]))

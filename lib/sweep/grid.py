@@ -2,7 +2,9 @@
 expanded into points (one papermill run each), each with a stable name and folder of its own.
 
 Everything here runs before any point does, so bad input fails at once, naming the parameter and
-what is allowed (SweepError), and nothing is written.
+what is allowed (SweepError), and nothing is written: a parameter the notebook's `parameters` cell
+does not assign, an empty list of values, and (lib.sweep.values) a PROFILE, DEVICE or seed the
+notebooks do not accept.
 """
 from __future__ import annotations
 
@@ -14,12 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..paths import outputs_dir
+from .errors import SweepError
+from .values import check_grid_values, check_seed
 
 SEED_PARAMETERS = ("SEEDS", "SEED")          # a list of seeds (SEEDS=[s]) or one seed (SEED=s)
-
-
-class SweepError(ValueError):
-    """Bad input to a sweep: raised before any point runs, naming the parameter and what is allowed."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,8 @@ def point_id(notebook: Path, params: dict) -> str:
 
 
 def parse_seeds(text) -> list[int]:
-    """'0-3' -> [0, 1, 2, 3]; '0,2,5' -> [0, 2, 5]; a list of ints passes through (checked)."""
+    """'0-3' -> [0, 1, 2, 3]; '0,2,5' -> [0, 2, 5]; a list of ints passes through. Each seed must be
+    one a sweep may use (lib.sweep.values.check_seed: 0-99), none listed twice."""
     if isinstance(text, (list, tuple)):
         seeds = list(text)
     else:
@@ -59,6 +60,8 @@ def parse_seeds(text) -> list[int]:
                                  "separated by commas, or a range like 0-3")
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
         raise SweepError(f"--seeds: must be a non-empty list of integers >= 0, got {text!r}")
+    for seed in seeds:
+        check_seed(seed, "--seeds")
     if len(set(seeds)) != len(seeds):
         raise SweepError(f"--seeds: a seed is listed twice in {text!r}")
     return seeds
@@ -137,6 +140,7 @@ def expand_grid(notebook, grid: dict | None = None, seeds=None, name: str | None
             raise SweepError(f"grid: unknown parameter {param!r} for {notebook.name}; allowed: {allowed}")
         if not values:
             raise SweepError(f"grid: parameter {param!r} has an empty list of values")
+    check_grid_values(grid)
     if seeds is not None:
         seeds = parse_seeds(seeds)
         seed_param = next((p for p in SEED_PARAMETERS if p in allowed), None)

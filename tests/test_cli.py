@@ -1,0 +1,114 @@
+"""The store's command line: every option's bad value exits 2 naming it, before any work; `run` never
+trains unless asked; `eval` reads any stored run and never trains; `list` filters."""
+import json
+from dataclasses import replace
+
+import pytest
+
+from lib import cli, profiles, store
+from lib.config import config_hash
+
+SMALL = replace(profiles._SMOKE_BASE, T_train=3, max_steps=10, seed=3)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["train", "budget_law", "--seeds", "a"], "--seeds"),
+    (["train", "budget_law", "--seeds", "-1"], "--seeds"),
+    (["train", "budget_law", "--shard", "x"], "--shard"),
+    (["train", "budget_law", "--shard", "3/2"], "--shard"),
+    (["train", "budget_law", "--threads", "0"], "--threads"),
+    (["train", "budget_law", "--profile", "bogus"], "--profile"),
+    (["train", "nope"], "section: unknown 'nope'"),
+    (["train", "confirm:C99-none"], "study: unknown pre-registration entry"),
+    (["train", "confirm:C05-wall", "--seeds", "1"], "--seeds: a pre-registered study's seeds"),
+    (["train", "confirm:C05-wall", "--compile"], "--compile"),
+    (["run", "--config", "{bad json"], "--config: not JSON"),
+    (["run", "--config", '{"task": "S4",\n "n_train": }'], "line 2"),
+    (["run", "--config", "[1, 2]"], "--config: a JSON object"),
+    (["run", "--config", '{"task": "nope"}'], "--config: task"),
+    (["run", "--config", '{"n_train": 0}'], "n_train"),
+    (["run", "--config", "{}", "--lock-timeout", "-1"], "--lock-timeout"),
+    (["eval", "zz", "--n", "8", "--loops", "8"], "run:"),
+    (["eval", "abcdef", "--n", "0", "--loops", "8"], "--n"),
+    (["eval", "abcdef", "--n", "8", "--loops", "x"], "--loops"),
+    (["list", "--seed", "x"], "--seed"),
+    (["list", "--mode", "fast"], "--mode"),
+    (["list", "--status", "gone"], "--status"),
+])
+def test_bad_options_exit_2_naming_them(argv, named, store_root, capsys):
+    with pytest.raises(SystemExit) as err:
+        cli.main(argv)
+    assert err.value.code == 2
+    assert named in capsys.readouterr().err
+    assert not (store_root / "runs").exists()           # nothing written
+
+
+def test_help_everywhere(capsys):
+    for argv in ([], ["train"], ["run"], ["eval"], ["list"], ["verify"]):
+        with pytest.raises(SystemExit) as err:
+            cli.main([*argv, "--help"])
+        assert err.value.code == 0
+        assert "usage:" in capsys.readouterr().out
+
+
+def test_run_never_trains_unless_asked(store_root, capsys):
+    config = json.dumps(SMALL.to_dict())
+    assert cli.main(["run", "--config", config]) == 1
+    assert "pass --train" in capsys.readouterr().err
+    assert not store.is_done(SMALL)
+    assert cli.main(["run", "--config", config, "--train"]) == 0
+    assert store.is_done(SMALL)
+    assert cli.main(["run", "--config", config]) == 0           # stored: loads
+
+
+def test_eval_reads_a_stored_run_and_never_trains(store_root, capsys):
+    store.get_or_train(SMALL)
+    ref = f"{SMALL.experiment}/{config_hash(SMALL)}"
+    assert cli.main(["eval", ref, "--n", "4,6", "--loops", "3,6", "--count", "16", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["n"] for r in rows] == [4, 6] and all(len(r["whole_word"]) == 2 for r in rows)
+    assert all(len(per) == r["n"] for r in rows for per in r["per_position"])
+    assert cli.main(["eval", config_hash(SMALL)[:8], "--n", "4", "--loops", "3", "--count", "16"]) == 0
+    assert "whole-word" in capsys.readouterr().out
+    other = replace(SMALL, seed=4)
+    with pytest.raises(SystemExit):
+        cli.main(["eval", config_hash(other), "--n", "4", "--loops", "3"])
+    assert "matches 0 finished runs" in capsys.readouterr().err
+    assert not store.is_done(other)
+
+
+def test_eval_refuses_more_loops_than_an_untied_model_has(store_root):
+    from lib.evaluate import evaluate
+    untied = replace(SMALL, tied=False, d_model=8)
+    run = store.get_or_train(untied)
+    with pytest.raises(ValueError, match="loops: an untied model has exactly 3 blocks"):
+        evaluate(run, [4], [4], count=8)
+
+
+def test_list_shows_task_contract_seed_mode_and_filters(store_root, capsys):
+    store.get_or_train(SMALL)
+    store.get_or_train(replace(SMALL, seed=5))
+    cli.main(["list"])
+    out = capsys.readouterr().out
+    assert "S3" in out and "n=4 T=3" in out and "none" in out and out.count("done") == 2
+    cli.main(["list", "--seed", "5"])
+    assert capsys.readouterr().out.count("done") == 1
+    cli.main(["list", "--task", "S4"])
+    assert "done" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("T, n, named", [(0, 4, "T"), (True, 4, "T"), (2.5, 4, "T"), (3, 0, "n"), (3, -1, "n")])
+def test_the_frontier_helper_refuses_bad_inputs(T, n, named, store_root):
+    from lib import plots
+    run = store.get_or_train(SMALL)
+    with pytest.raises(ValueError, match=f"^{named}: must be an integer >= 1"):
+        plots.render_frontier(run, T=T, n=n, count=8)
+
+
+def test_the_frontier_helper_refuses_loops_past_an_untied_models_depth(store_root):
+    from lib import plots
+    run = store.get_or_train(replace(SMALL, tied=False, d_model=8))
+    with pytest.raises(ValueError, match="T: an untied model has exactly 3 blocks"):
+        plots.render_frontier(run, T=4, n=4, count=8)
+    fig, readout = plots.render_frontier(run, T=3, n=4, count=8)
+    assert "n=4 T=3" in readout
