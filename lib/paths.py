@@ -22,8 +22,10 @@ def outputs_dir() -> Path:
 def artifacts_dir(kind: str) -> Path:
     """Where notebooks write their `results` (measured numbers) and `figures`: outputs/<kind>/, or,
     inside a sweep point, that point's own folder (LOOPS_POINT_DIR, set by lib.sweep), so parallel
-    points never overwrite each other's or the committed files. Runs stay shared in outputs/runs/."""
-    point = os.environ.get("LOOPS_POINT_DIR")
+    points never overwrite each other's or the committed files; or LOOPS_ARTIFACTS/<kind> (`make test`
+    sets it: the checks re-execute notebooks without rewriting the committed results and figures).
+    Runs stay shared in outputs/runs/."""
+    point = os.environ.get("LOOPS_POINT_DIR") or os.environ.get("LOOPS_ARTIFACTS")
     return Path(point) / kind if point else outputs_dir() / kind
 
 

@@ -14,6 +14,7 @@ are the ones the committed results were measured with; changing one changes resu
     prop1              0            Proposition 1's numerical check (one set)
     patch_clean        0            damage cones: the clean words
     patch_donor        0            damage cones: the donor words whose states are patched in
+    probe_fit          length n     the words block probes are fit on (instruments.block_probe)
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .tasks import Task, test_set
 # 2000 was the rescue set of 03 until it read the extrapolation set (one set per length for every reader)
 PROBE_SEEDS = {"in_distribution": 1000, "tau_vs_n": 3000, "extrapolation": 4000,
                "patch_clean": 5000, "patch_donor": 6000, "tail": 7000, "contest_target": 8000,
-               "prop1": 9000}
+               "prop1": 9000, "probe_fit": 10000}
 
 
 def probe_seed(purpose: str, key: int) -> int:

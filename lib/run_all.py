@@ -66,6 +66,22 @@ def _execute(nb: str, target: str, profile: str, threads: int | None) -> tuple[f
     return time.time() - t0, None
 
 
+def sync_from_source(src: Path, nb: Path) -> None:
+    """The .py is the source of truth: bring the .ipynb's cells (sources and tags, e.g. nbval-ignore-output)
+    up to date, keeping its outputs and ids (`jupytext --update` keeps the old cells' metadata, so the
+    tags are carried over here)."""
+    import jupytext
+    text = jupytext.read(src)
+    key = lambda cells: [(c.source, c.metadata.get("tags", [])) for c in cells]     # noqa: E731
+    if key(text.cells) == key(jupytext.read(nb).cells):
+        return
+    subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--update", "--to", "ipynb", str(src)], check=True)
+    paired = jupytext.read(nb)
+    for cell, source_cell in zip(paired.cells, text.cells, strict=True):
+        cell.metadata["tags"] = list(source_cell.metadata.get("tags", []))
+    jupytext.write(paired, nb)
+
+
 def report(nb: Path, target: Path, seconds: float, error: str | None, failed: list) -> None:
     if error is None:
         print(f"[run_all] {nb.name} done in {seconds:.1f} s", flush=True)
@@ -81,7 +97,6 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"--jobs: the number of notebooks run at once must be >= 1, got {jobs}")
-    import jupytext
 
     out_dir = outputs_dir() / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -91,10 +106,8 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
         if only and not any(nb.name.startswith(o) for o in only):
             continue
         src = nb.with_suffix(".py")
-        if src.exists():   # the .py is the source of truth: bring the .ipynb's cells up to date first
-            if [c.source for c in jupytext.read(src).cells] != [c.source for c in jupytext.read(nb).cells]:
-                subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--update", "--to", "ipynb", str(src)],
-                               check=True)
+        if src.exists():
+            sync_from_source(src, nb)
         todo.append((nb, nb if in_place else out_dir / nb.name))
     # a thread count set by the caller is kept; else each of `jobs` kernels gets its share of the cores
     threads = None if "OMP_NUM_THREADS" in os.environ or jobs == 1 else max(1, (os.cpu_count() or 1) // jobs)

@@ -52,7 +52,7 @@ print(f"run {run.path.name}: {c.task}, {c.n_layers} layer(s), d={c.d_model}, "
 
 # %%
 fig, readout = plots.render_frontier(run, T=T, n=N)
-# the committed figure is the default parameters'; any other choice is saved under outputs/figures/custom/
+# the committed figure is drawn with the default parameters; any other choice goes to outputs/figures/custom/
 plots.save(fig, "00_quickstart_frontier", "quick" if (T, N, RUN_T_TRAIN, SEED) == (16, 16, 8, 0) else "custom")
 plt.show()
 print(readout)

@@ -82,6 +82,10 @@ for c in plan.shortcut:
 # For each budget-law model that learned its contract, tau at the last position for each test length,
 # run with the loops the model gets there (`cfg.loops_at(n)`: T_train inside the training range, where
 # the quick models live; they do not extrapolate in length); then the damage-cone grid at the contract.
+# With those loops tau(last) cannot exceed the loop count, so a model that settles at its last loop
+# reads linear by construction: the second line of each model reads it with 4x the loops (the ledger's
+# reading), and says how often the readout reads position 1 after the first loop (the decoder's
+# validity: the ledger counts a tau reading only at >= 0.9).
 
 # %%
 free = {c: calibration.free_reading(get(c), plan.test_ns, plan.eval_count, plan.patch_inputs, plan.alpha,
@@ -90,13 +94,7 @@ for c, f in free.items():
     if f is None:
         print(f"{c.contract}: not learned, skipped")
         continue
-    a = f["against_n"]
-    print(f"{c.contract}: tau(last) over n={a.ns}: {np.round(a.last, 1).tolist()} -> "
-          f"{a.fit.cls if a.fit else 'too few lengths solved'}; v(tau) {f['tau'].v_tau.v:.2f}, v(cone) {f['cones'].v_cone:.2f}")
-    u = f["against_n_uncapped"]
-    print(f"{'':{len(c.contract)}s}  read with 4x the loops: tau(last) {np.round(u.last, 1).tolist()} -> "
-          f"{u.fit.cls if u.fit else 'too few lengths solved'}; decoder reads position 1 at loop 1 on "
-          f"{f['tau'].position1_first_loop:.2f} of solved inputs")
+    print(calibration.describe_free(c, f))
 free = {c: f for c, f in free.items() if f is not None}
 if free:
     fig = plots.free_and_cones(free)

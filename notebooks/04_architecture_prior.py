@@ -81,10 +81,7 @@ for name, run in runs:
 # %%
 rows = architecture.prior_rows(runs, plan.test_ns, plan.long_ns, plan.eval_count)
 for r in rows:
-    print(f"{r['name']:14s} seed {r['seed']}: decoder reads position 1 at the first loop/block on "
-          f"{r['tau'].position1_first_loop:.2f} of solved inputs (valid at >= {claims.DECODER_VALID})")
-    print(f"{r['name']:14s} seed {r['seed']}: solved {r['tau'].solved_fraction:.2f}; tau(last) over n={r['ns']}: "
-          f"{np.round(r['last'], 2).tolist()} -> {r['fit'].cls + ' (' + r['fit'].note + ')' if r['fit'] else 'too few lengths solved'}")
+    print(architecture.describe_row(r))
 
 # %%
 fig = plots.tau_against_n(rows)
@@ -134,11 +131,12 @@ for run, acc in zip(untied_a5, a5_accs):
 
 # %% [markdown]
 # ## Explore
-# Any cached model at any T and n (JupyterLab only; an untied model's T is capped at its depth).
+# Any cached model at any T and n (JupyterLab only; an untied model has no loops past its depth).
 
 # %%
 first_seed = [run for _, run in runs if run.config.seed == SEEDS[0]]
-fig, readout = plots.render_frontier(first_seed[min(1, len(first_seed) - 1)], T=16, n=12)
+view = first_seed[min(1, len(first_seed) - 1)]
+fig, readout = plots.render_frontier(view, T=16 if view.config.tied else view.config.T_train, n=12)
 plots.save(fig, "04_architecture_prior_frontier_view", PROFILE)
 plt.show()
 print(readout)
@@ -179,3 +177,10 @@ if results["untied_minus_tied_ood"] is None:
 # so only partway (whole-word accuracy at 1.5× and 2× the training length is printed above). And the
 # untied control failing A5 is evidence about A5 only if the same untied recipe learns S4; where it
 # does not (the "untied S4 learned" fraction above), that claim reads *not measured*.
+#
+# **The readout cannot see the untied model's blocks.** Decoded with its final readout, the untied
+# model's first block reads position 1 (a copy of the first token) right on 0.04 of the solved inputs,
+# and blocks 1-7 read at chance at every position: its tau of about 7.9 at every n says where the
+# readout can read, not where the answer is. So the untied scaling row reads *not measured (decoder
+# invalid)*; the tied models' readout reads position 1 at loop 1 on every solved input. A probe per
+# block (`instruments.block_probe`, pre-registered in C04-architecture) is the decoder that can.

@@ -8,6 +8,7 @@ torch.set_num_threads(1)   # determinism tests compare bit-for-bit; one thread k
 def store_root(tmp_path, monkeypatch):
     """A private, empty outputs/ for store tests."""
     monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path / "outputs"))
+    monkeypatch.delenv("LOOPS_ARTIFACTS", raising=False)     # results and figures in this outputs/ too
     return tmp_path / "outputs"
 
 

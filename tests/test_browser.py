@@ -1,8 +1,10 @@
-"""A real browser moves the T slider of 00_quickstart in JupyterLab and sees the figure change.
+"""A real browser moves the T slider of 00_quickstart in JupyterLab and sees the figure change, then
+saves the notebook as a person would; the saved notebook still passes its nbval check.
 
 JupyterLab runs on 127.0.0.1 in a temporary folder with a token; Debian's Chromium (headless) is
 driven by Playwright's Python package (no browser download). The server is stopped by its PID.
-A screenshot is left at outputs/browser/00_quickstart_sliders.png.
+A screenshot is left at <artifacts>/browser/00_quickstart_sliders.png (`paths.artifacts_dir`: under
+`make test` a scratch folder, so the checks never rewrite a committed file).
 """
 import os
 import secrets
@@ -16,6 +18,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from lib.paths import artifacts_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -78,12 +82,21 @@ def test_quickstart_sliders_change_the_figure(tmp_path):
             page.wait_for_function("(b) => { const i = [...document.querySelectorAll('.widget-output img')];"
                                    " return i.length && i[i.length - 1].src !== b; }", arg=image_before)
             image_after = page.locator(".widget-output img").last.get_attribute("src")
-            shots = ROOT / "outputs" / "browser"
+            page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")    # what autosave does
+            page.wait_for_function("!window.jupyterapp.shell.currentWidget.context.model.dirty")
+            shots = artifacts_dir("browser")
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / "00_quickstart_sliders.png"), full_page=True)
             browser.close()
         assert before.startswith("n=16 T=16:") and after.startswith("n=16 T=15:"), (before, after)
         assert image_before != image_after
+        saved = (tmp_path / "00_quickstart.ipynb").read_text()
+        assert "application/vnd.jupyter.widget-view+json" in saved          # the slider output was saved
+        check = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
+                                "--nbval-current-env", "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
+                                str(tmp_path / "00_quickstart.ipynb")], cwd=tmp_path, capture_output=True, text=True,
+                               env={**os.environ, "LOOPS_HEADLESS": "1"}, timeout=600)
+        assert check.returncode == 0, check.stdout[-3000:]
     finally:
         server.send_signal(signal.SIGTERM)            # stop the server by its PID, bounded
         try:

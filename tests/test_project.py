@@ -21,7 +21,7 @@ def test_environment_yml_pins_match_pyproject():
 def test_notebooks_are_paired(py):
     nb = py.with_suffix(".ipynb")
     assert nb.exists(), f"{nb.name} missing: run `make notebooks`"
-    src = lambda n: [(c.cell_type, c.source.strip()) for c in n.cells]
+    src = lambda n: [(c.cell_type, c.source.strip(), c.metadata.get("tags", [])) for c in n.cells]   # tags too
     assert src(jupytext.read(py)) == src(jupytext.read(nb)), f"{nb.name} differs from {py.name}: run `make notebooks`"
     executed = [c for c in jupytext.read(nb).cells if c.cell_type == "code"]
     assert all(c.get("execution_count") for c in executed), f"{nb.name} is not fully executed"

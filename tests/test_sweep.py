@@ -1,5 +1,7 @@
-"""lib.sweep: grid expansion, bad input, skipping DONE points on restart, failure reporting, the local
-pool and submitit's executors on tiny real notebooks, and (slow) a real single-node Slurm."""
+"""lib.sweep: grid expansion, bad input (names and values, refused before any kernel starts), the tidy
+summary.csv and its seeds combined per configuration (constructed points), skipping DONE points on
+restart, failure reporting, the local pool and submitit's executors on tiny real notebooks, and
+(slow) a real single-node Slurm."""
 import csv
 import json
 import os
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from scipy import stats
 
 from lib import sweep
 from lib.sweep import SweepError, expand_grid, run_sweep
@@ -95,12 +98,171 @@ def test_bad_seeds_and_a_cli_error_exit_2(tmp_path, capsys):
     assert "unknown parameter 'NOPE'" in capsys.readouterr().err
 
 
+SHARED = "PROFILE = 'quick'\nDEVICE = 'auto'\nSEEDS = None\nT = 4"      # the section notebooks' shared parameters
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"grid": {"PROFILE": ["smoke", "bogus"]}},
+     "grid: parameter 'PROFILE' has unknown value 'bogus'; allowed: ['quick', 'paper', 'smoke']"),
+    ({"grid": {"DEVICE": ["gpu"]}}, "grid: parameter 'DEVICE' has unknown value 'gpu'; allowed: ['auto', 'cpu', 'cuda']"),
+    ({"seeds": "98-100"}, "--seeds: seed 100 is reserved for pre-registered confirmatory runs (lib.config.RESERVED_SEEDS: "
+                          "100-199); allowed: integers 0-99"),
+    ({"seeds": [250]}, "--seeds: seed 250 is out of range; allowed: integers 0-99"),
+    ({"seeds": [-1]}, "--seeds: seed -1 is not an integer >= 0; allowed: integers 0-99"),
+    ({"grid": {"SEEDS": [[0], [1, 150]]}}, "grid: parameter 'SEEDS': seed 150 is reserved"),
+    ({"grid": {"SEEDS": [3]}}, "grid: parameter 'SEEDS' takes lists of seeds (one list per point"),
+    ({"grid": {"SEEDS": [[0], ["a"]]}}, "grid: parameter 'SEEDS': seed 'a' is not an integer >= 0"),
+    ({"grid": {"PROFILE": ["smoke"], "SEDS": [[0]]}}, "unknown parameter 'SEDS' for nb.ipynb; allowed: ['PROFILE', "),
+])
+def test_bad_values_fail_before_any_kernel_starts(tmp_path, monkeypatch, kwargs, message):
+    monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path / "outputs"))
+    started = []
+    monkeypatch.setattr(sweep.run, "run_local_pool", lambda *a: started.append(a))
+    nb = make_notebook(tmp_path / "nb.ipynb", SHARED, "pass")
+    with pytest.raises(SweepError) as err:
+        run_sweep(nb, **kwargs)
+    assert message in str(err.value)
+    assert not started and not (tmp_path / "outputs").exists()
+
+
+def test_a_reserved_seed_in_a_grid_SEED_is_refused(tmp_path):
+    nb = make_notebook(tmp_path / "nb.ipynb", "SEED = 0", "pass")
+    with pytest.raises(SweepError, match="grid: parameter 'SEED': seed 120 is reserved .*allowed: integers 0-99"):
+        expand_grid(nb, {"SEED": [0, 120]}, root=tmp_path)
+    assert [p.params for p in expand_grid(nb, {"SEED": [0, 99]}, root=tmp_path)] == [{"SEED": 0}, {"SEED": 99}]
+
+
+def test_bad_values_on_the_command_line_exit_2_naming_the_parameter(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path / "outputs"))
+    nb = make_notebook(tmp_path / "nb.ipynb", SHARED, "pass")
+    assert sweep.main([str(nb), "--param", "PROFILE=bogus", "--seeds", "0-3"]) == 2
+    assert "grid: parameter 'PROFILE' has unknown value 'bogus'; allowed: ['quick', 'paper', 'smoke']" \
+        in capsys.readouterr().err
+    (tmp_path / "g.yaml").write_text("grid:\n  DEVICE: [cpu]\nseeds: [0, 150]\n")
+    assert sweep.main([str(nb), "--grid", str(tmp_path / "g.yaml")]) == 2
+    assert "--seeds: seed 150 is reserved for pre-registered confirmatory runs" in capsys.readouterr().err
+    (tmp_path / "g.yaml").write_text("grid:\n  DEVIC: [cpu]\n")
+    assert sweep.main([str(nb), "--grid", str(tmp_path / "g.yaml")]) == 2
+    assert "unknown parameter 'DEVIC'" in capsys.readouterr().err
+    assert not (tmp_path / "outputs").exists()
+
+
+def fake_point(point, status: str | None, **results) -> None:
+    """A point as a worker leaves it, without running anything: status.json, DONE when done, and
+    results/<stem>.json for each keyword. status None: a point that never started."""
+    if status is None:
+        return
+    (point.folder / "results").mkdir(parents=True)
+    for stem, content in results.items():
+        (point.folder / "results" / f"{stem}.json").write_text(json.dumps(content))
+    record = {"point": point.id, "params": point.params, "status": status, "wall_s": 1.5}
+    if status != "done":
+        record.update(cell_index=3, ename="ValueError", evalue="broke")
+    (point.folder / "status.json").write_text(json.dumps(record))
+    if status == "done":
+        (point.folder / "DONE").write_text("")
+
+
+@pytest.fixture
+def constructed(tmp_path, monkeypatch):
+    """A finished 2 x 3 sweep (T x seeds) whose points recorded different keys; nothing runs.
+    T=4: three seeds done, acc 0.5/0.6/0.7, the last one recording an extra key;
+    T=8: seed 0 done, seed 1 failed after recording a partial acc, seed 2 never ran."""
+    monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path / "outputs"))
+    nb = make_notebook(tmp_path / "nb.ipynb", "SEED = 0\nT = 4\nLABEL = 'a'", "pass")
+    points = expand_grid(nb, {"T": [4, 8]}, seeds="0-2", name="constructed")
+    t4, t8 = points[:3], points[3:]
+    for acc, x, point in zip([0.5, 0.6, 0.7], [1, 1, 1], t4):
+        late = {"late": 5} if point.params["SEED"] == 2 else {}
+        fake_point(point, "done", tiny={"acc": acc, "nested": {"x": x}, "label": "a", **late})
+    fake_point(t8[0], "done", tiny={"acc": 0.9, "nested": {"x": 2}, "label": "b"})
+    fake_point(t8[1], "failed", tiny={"acc": 0.1})
+    fake_point(t8[2], None)
+    return nb, points
+
+
+def run_constructed(nb, monkeypatch, **kwargs):
+    """run_sweep over the constructed points, with the executor stubbed out: the points not done
+    stay as constructed, and the tables are written from their folders."""
+    monkeypatch.setattr(sweep.run, "run_local_pool", lambda specs, workers, report: None)
+    return run_sweep(nb, workers=1, **kwargs)
+
+
+def test_summary_has_one_row_per_point_and_the_same_columns_for_every_row(constructed, monkeypatch):
+    nb, points = constructed
+    result = run_constructed(nb, monkeypatch, grid={"T": [4, 8]}, seeds="0-2", name="constructed")
+    assert result.skipped == 4 and not result.ok
+    with open(result.folder / "summary.csv", newline="") as f:
+        reader = csv.reader(f)
+        header, *lines = list(reader)
+    assert header == ["point", "T", "SEED", "seed", "status", "wall_s", "error", "acc", "nested.x", "label", "late"]
+    assert len(lines) == 6 and all(len(line) == len(header) for line in lines)
+    table = sweep.read_summary(result.folder / "summary.csv")
+    assert [(r["T"], r["seed"], r["status"], r["acc"], r["nested.x"], r["late"]) for r in table] == [
+        ("4", "0", "done", "0.5", "1", ""), ("4", "1", "done", "0.6", "1", ""), ("4", "2", "done", "0.7", "1", "5"),
+        ("8", "0", "done", "0.9", "2", ""), ("8", "1", "failed", "0.1", "", ""), ("8", "2", "unfinished", "", "", "")]
+    assert (table[4]["error"], table[5]["error"]) == ("cell 3: ValueError: broke", "never ran")
+    # in memory, the same rows with every column (None where a point lacks a value)
+    assert all(list(r) == header for r in result.rows) and result.rows[0]["late"] is None
+
+
+def test_seeds_are_combined_per_configuration_with_a_t_interval(constructed, monkeypatch):
+    nb, points = constructed
+    result = run_constructed(nb, monkeypatch, grid={"T": [4, 8]}, seeds="0-2", name="constructed")
+    table = sweep.read_summary(result.folder / "summary_by_config.csv")
+    assert list(table[0]) == ["T", "n_points", "n_done", *(f"{c}.{k}" for c in ("acc", "nested.x", "late")
+                                                             for k in ("n", "mean", "ci95_low", "ci95_high"))]
+    t4, t8 = result.configs
+    assert (t4["T"], t4["n_points"], t4["n_done"], t4["acc.n"]) == (4, 3, 3, 3)
+    assert t4["acc.mean"] == pytest.approx(0.6)
+    low, high = stats.t.interval(0.95, 2, loc=0.6, scale=stats.sem([0.5, 0.6, 0.7]))
+    assert (t4["acc.ci95_low"], t4["acc.ci95_high"]) == (pytest.approx(low), pytest.approx(high))
+    assert (t4["nested.x.mean"], t4["nested.x.ci95_low"], t4["nested.x.ci95_high"]) == (1, 1, 1)  # no spread
+    assert (t4["late.n"], t4["late.mean"], t4["late.ci95_low"]) == (1, 5, None)   # one seed: no interval
+    # T=8: only the done seed counts (the failed one's partial acc does not), so n = 1 and no interval
+    assert (t8["n_points"], t8["n_done"], t8["acc.n"], t8["acc.mean"], t8["acc.ci95_low"]) == (3, 1, 1, 0.9, None)
+    assert (t8["late.n"], t8["late.mean"]) == (0, None)
+    assert "label.mean" not in t4                             # a text result is not averaged
+    assert (table[1]["T"], table[1]["acc.n"], table[1]["acc.mean"], table[1]["acc.ci95_low"]) == ("8", "1", "0.9", "")
+
+
+def test_a_seed_list_parameter_is_one_seed_per_point_and_not_a_configuration(tmp_path):
+    nb = make_notebook(tmp_path / "nb.ipynb", SHARED, "pass")
+    points = expand_grid(nb, {"PROFILE": ["smoke"], "T": [4, 8]}, seeds="0-1", name="s", root=tmp_path)
+    for point, acc in zip(points, [1.0, 2.0, 3.0, 5.0]):
+        fake_point(point, "done", tiny={"acc": acc})
+    rows = sweep.summary_rows(points)
+    assert [(r["SEEDS"], r["seed"]) for r in rows] == [("[0]", 0), ("[1]", 1), ("[0]", 0), ("[1]", 1)]
+    configs = sweep.by_config(rows, list(points[0].params))
+    assert [(c["PROFILE"], c["T"], c["acc.n"], c["acc.mean"]) for c in configs] == [("smoke", 4, 2, 1.5),
+                                                                                     ("smoke", 8, 2, 4.0)]
+    assert "SEEDS" not in configs[0]
+
+
+def test_result_columns_do_not_depend_on_which_files_a_point_recorded(tmp_path):
+    """A point that recorded a second results file prefixes every point's columns with the file's
+    stem, not only its own; a key that clashes with a fixed column is prefixed too."""
+    nb = make_notebook(tmp_path / "nb.ipynb", "SEED = 0", "pass")
+    first, second = expand_grid(nb, seeds="0-1", name="s", root=tmp_path)
+    fake_point(first, "done", tiny={"acc": 1.0, "status": "ok"})
+    fake_point(second, "done", tiny={"acc": 2.0}, extra={"n": 3})
+    rows = sweep.summary_rows([first, second])
+    assert list(rows[0]) == list(rows[1]) == ["point", "SEED", "seed", "status", "wall_s", "error", "tiny.acc",
+                                              "tiny.status", "extra.n"]
+    assert [(r["status"], r["tiny.acc"], r["tiny.status"], r["extra.n"]) for r in rows] == [
+        ("done", 1.0, "ok", None), ("done", 2.0, None, 3)]
+    alone = sweep.summary_rows([first])                       # one results file: keys unprefixed, but no clash
+    assert list(alone[0])[-2:] == ["acc", "tiny.status"] and alone[0]["status"] == "done"
+
+
 def test_local_pool_runs_every_point_and_a_restart_runs_only_the_missing_one(tiny, tmp_path, capsys):
     first = run_sweep(tiny, {"SCALE": [2.0]}, seeds="0-2", name="restart", workers=2)
     assert first.ok and first.ran == 3 and first.skipped == 0
     table = list(csv.DictReader(open(first.folder / "summary.csv")))
     assert [(r["SEED"], r["status"], r["value"], r["nested.x"], r["label"]) for r in table] == [
         ("0", "done", "0.0", "1", "a"), ("1", "done", "2.0", "1", "a"), ("2", "done", "4.0", "1", "a")]
+    by_config = sweep.read_summary(first.folder / "summary_by_config.csv")       # the three seeds combined
+    assert [(r["SCALE"], r["n_done"], r["value.n"], r["value.mean"]) for r in by_config] == [("2.0", "3", "3", "2.0")]
     for row in first.rows:       # every point's artefacts are in its own folder
         point = first.folder / row["point"]
         assert {f.name for f in point.iterdir()} >= {"params.json", "notebook.ipynb", "status.json", "DONE", "results"}

@@ -57,6 +57,15 @@ def prior_row(name: str, run, test_ns, long_ns, count: int = 512, learned_acc: f
                 extrapolation=final_accuracy_by_length(run, tuple(dict.fromkeys(tuple(test_ns) + tuple(long_ns))), count))
 
 
+def describe_row(r: dict) -> str:
+    """Two lines for one run: the decoder's validity, and tau(last) against n with its scaling class."""
+    head_ = f"{r['name']:14s} seed {r['seed']}:"
+    fit = r["fit"].cls + " (" + r["fit"].note + ")" if r["fit"] else "too few lengths solved"
+    return (f"{head_} decoder reads position 1 at the first loop/block on {r['tau'].position1_first_loop:.2f} of "
+            f"solved inputs (valid at >= {head.DECODER_VALID})\n{head_} solved {r['tau'].solved_fraction:.2f}; "
+            f"tau(last) over n={r['ns']}: {np.round(r['last'], 2).tolist()} -> {fit}")
+
+
 def prior_rows(runs, test_ns, long_ns, count: int = 512, learned_acc: float = head.LEARNED) -> list[dict]:
     """`runs`: (family name, run) pairs; one `prior_row` each, in order."""
     return [prior_row(name, run, test_ns, long_ns, count, learned_acc) for name, run in runs]

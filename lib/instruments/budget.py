@@ -154,5 +154,19 @@ def law_results(readings: list[dict], fit: LawFit, rescued: dict, fit_uncapped: 
     }
 
 
+def estimator_summary(results: dict) -> str:
+    """The exponent and the speed at T = n by both estimators, uncapped (the ledger's) and capped."""
+    r = results
+    return "\n".join([
+        f"exponent, tau read with 4 x T_train loops (the ledger's reading): {r['budget_exponent_uncapped']}, seed "
+        f"interval {r['budget_exponent_uncapped_interval']}; frontier {r['budget_exponent_frontier_uncapped']}; "
+        f"speed at T = n {r['speed_at_T_eq_n_uncapped']} (frontier {r['speed_at_T_eq_n_frontier_uncapped']})",
+        f"exponent, tau read with T_train loops (capped): {r['budget_exponent']}, seed interval "
+        f"{r['budget_exponent_interval']}; frontier {r['budget_exponent_frontier']}; speed at T = n "
+        f"{r['speed_at_T_eq_n']} (frontier {r['speed_at_T_eq_n_frontier']}); contracts learned: "
+        f"{r['contracts_learned']}; decoder validity (worst learned run) {r['decoder_position1_min']}",
+        f"speeds, uncapped: {r['speeds_uncapped']}"])
+
+
 def _label(c) -> str:
     return c.contract if c.seed == 0 else f"{c.contract} seed {c.seed}"

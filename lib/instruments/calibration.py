@@ -38,6 +38,17 @@ def free_reading(run, test_ns, eval_count: int, patch_inputs: int, alpha: float,
                 against_n_uncapped=head.tau_against_n(run.model, c, test_ns, count=eval_count, loops_factor=UNCAPPED))
 
 
+def describe_free(c, f: dict) -> str:
+    """Two lines for a free model: tau(last) against n with the schedule's loops and with 4x them, its
+    class each way, the tau and cone speeds, and the decoder's validity."""
+    a, u = f["against_n"], f["against_n_uncapped"]
+    return (f"{c.contract}: tau(last) over n={a.ns}: {np.round(a.last, 1).tolist()} -> "
+            f"{a.fit.cls if a.fit else 'too few lengths solved'}; v(tau) {f['tau'].v_tau.v:.2f}, "
+            f"v(cone) {f['cones'].v_cone:.2f}\n{'':{len(c.contract)}s}  read with {UNCAPPED}x the loops: tau(last) "
+            f"{np.round(u.last, 1).tolist()} -> {u.fit.cls if u.fit else 'too few lengths solved'}; decoder reads "
+            f"position 1 at loop 1 on {f['tau'].position1_first_loop:.2f} of solved inputs")
+
+
 def calibration_results(controls: dict, shortcut_fits: dict, free: dict) -> dict:
     """controls: (kind, seed) -> TauResult; shortcut_fits: seed -> ScalingFit; free: config -> free_reading."""
     slopes = lambda kind: [r.v_tau.slope for (k, _), r in controls.items() if k == kind]    # noqa: E731

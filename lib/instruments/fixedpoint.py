@@ -20,16 +20,18 @@ beyond the training length (`comparison_length`); its sudoku contest reads board
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..model import LoopedTransformer
 from ..probes import probe_seed, probe_set
-from ..tasks import IGNORE, sudoku_set
-from .extrapolation import accuracy_by_length, best_loop, scan_loops
-from .head import board_accuracy_by_loops, settled_from
+from ..tasks import IGNORE, sudoku_set, test_set
+from .extrapolation import best_loop, scan_loops
+from .head import accuracy_by_loops, board_accuracy_by_loops, settled_from
 from .tail import jvp, relative_step
 
 
@@ -96,14 +98,42 @@ def _relative_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a - b).norm(dim=1) / (0.5 * (a.norm(dim=1) + b.norm(dim=1))).clamp(min=1e-12)
 
 
+def distinct_states(h: torch.Tensor, tol_distinct: float = 1e-2) -> int:
+    """Greedy clustering of the states h (B, ...), in order: a state starts a new fixed point when its
+    distance to every kept one, relative to the kept one's norm, exceeds tol_distinct. The distances
+    come from one vectorised pass; the few within a hair of tol_distinct are recomputed as the scalar
+    definition has them (`_distinct_states_by_definition`), so the count is that definition's."""
+    x = h.flatten(1)
+    norm = x.norm(dim=1).clamp(min=1e-12)
+    d = torch.stack([(x - x[j]).norm(dim=1) / norm[j] for j in range(len(x))], 1).double()   # d[i, j]: i to j
+    close = (d <= tol_distinct).numpy()
+    for i, j in torch.nonzero((d - tol_distinct).abs() <= 1e-3 * tol_distinct).tolist():     # at the threshold
+        close[i, j] = float((x[i] - x[j]).norm() / x[j].norm().clamp(min=1e-12)) <= tol_distinct
+    kept: list[int] = []
+    for i in range(len(x)):
+        if not close[i, kept].any():
+            kept.append(i)
+    return len(kept)
+
+
+def _distinct_states_by_definition(h: torch.Tensor, tol_distinct: float = 1e-2) -> int:
+    """The scalar definition `distinct_states` reproduces (its test's reference)."""
+    kept = []
+    for x in h.flatten(1):
+        if not any(float((x - k).norm() / k.norm().clamp(min=1e-12)) <= tol_distinct for k in kept):
+            kept.append(x)
+    return len(kept)
+
+
 @torch.no_grad()
 def input_dependence(model, tokens: torch.Tensor, T: int, vocab: int, tol_distinct: float = 1e-2,
-                     seed: int = 0) -> InputDependence:
+                     seed: int = 0, final: torch.Tensor | None = None) -> InputDependence:
     """Final states after T loops for `tokens`, for a shuffled pairing of them, and for a copy with one
     random non-BOS token changed per input. `vocab`: the number of input SYMBOLS (task.n_symbols, BOS
-    excluded), so a changed token is always another symbol."""
+    excluded), so a changed token is always another symbol. `final`: the states after T loops for
+    `tokens` when the caller already has them (`states(model, tokens, T)[-1]`), not run again."""
     g = torch.Generator().manual_seed(seed)
-    h = states(model, tokens, T)[-1]
+    h = states(model, tokens, T)[-1] if final is None else final
     perm = torch.randperm(len(tokens), generator=g)
     mean_d = float(_relative_distance(h, h[perm])[perm != torch.arange(len(tokens))].mean())
     near = tokens.clone()
@@ -113,11 +143,7 @@ def input_dependence(model, tokens: torch.Tensor, T: int, vocab: int, tol_distin
     h_near = states(model, near, T)[-1]
     near_d = float(_relative_distance(h, h_near).mean())
     # greedy clustering of final states: a new fixed point when farther than tol from every kept one
-    kept = []
-    for x in h.flatten(1):
-        if not any(float((x - k).norm() / k.norm().clamp(min=1e-12)) <= tol_distinct for k in kept):
-            kept.append(x)
-    return InputDependence(mean_d, near_d, len(kept), len(tokens))
+    return InputDependence(mean_d, near_d, distinct_states(h, tol_distinct), len(tokens))
 
 
 def spectral_radii(f, h: torch.Tensor, iters: int = 60, seeds=None) -> np.ndarray:
@@ -201,11 +227,182 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
     return dict(
         seed=c.seed, n_train=c.n_train, in_acc=run.metrics["final_eval"]["seq_acc"], reach=convergence(hs, "raw"),
         reach_cosine=convergence(hs, "cosine"),
-        dep=input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols),
+        dep=input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols, final=hs[-1]),
         rho=float(np.median(jacobian_spectral_radius(run.model, tokens[:8], T_long, iters=40))),
         grads=grads, grad_growth=list(grads.values())[-1] / max(list(grads.values())[0], 1e-12),
-        extrap={n: float(acc.seq_acc.max())
-                for n, acc in accuracy_by_length(run, test_ns, EXTRAPOLATION_FACTOR, eval_count).items()})
+        extrap=best_accuracy_by_length(run, test_ns, EXTRAPOLATION_FACTOR, eval_count))
+
+
+# --- the long scans, read faster --------------------------------------------------------------------
+# Most of 09's time is the extrapolation scan (512 words, up to 1.5 x 128 loops at n = 128, for every
+# run) and the sudoku scan. The readers below return exactly what `extrapolation.accuracy_by_length`
+# (its best loop) and `head.board_accuracy_by_loops` return, by three exact shortcuts:
+# - inputs run in chunks of about CHUNK_TOKENS positions, one loop at a time, each loop decoded as it
+#   comes (no stack of every loop's states and logits): the same products on a working set that fits
+#   the cache. Each input is its own map, and the kernels give an input's rows the same bits in any
+#   batch; `_batch_independent` checks that on the run itself (one loop, whole batch against chunks
+#   and a few inputs alone) and the reader falls back to the plain one where it does not hold;
+# - causal models, whole-word accuracy: position i's state depends on positions <= i only, and a word
+#   is right only if every prefix of it is. A cheap first pass on a prefix of every word finds the words
+#   whose prefix is right at some loop, and the last such loop; the full words run only for those, only
+#   that far (a word wrong at a loop adds nothing to that loop's accuracy). The prefix pass must give
+#   the full run's bits on its positions: the attention kernel reduces a row in vector-width blocks,
+#   so prefixes are a multiple of PREFIX_BLOCK tokens, and `_prefix_exact` checks it on the run itself
+#   (else no prefix pass);
+# - the best loop needs only the loops that can beat the best so far: a loop where fewer prefixes are
+#   right than the best loop's whole words cannot, and a word stops once none of its remaining loops can.
+# Which prefixes to try (`_first_prefix`, `_next_prefix`) decides only the time, never the numbers.
+CHUNK_TOKENS = 4096
+PREFIX_BLOCK = 16
+
+
+def _fast_path(model) -> bool:
+    return isinstance(model, LoopedTransformer) and model.population is None and model.tied
+
+
+def _chunked(model, h: torch.Tensor, e: torch.Tensor, t: int, per_chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(states after loop t, their logits) for the states h (B, N, d), per_chunk inputs per call."""
+    out = [model.step(h[a:a + per_chunk], e[a:a + per_chunk], t) for a in range(0, len(h), per_chunk)]
+    return torch.cat(out), torch.cat([model.decode(x) for x in out])
+
+
+@torch.no_grad()
+def _batch_independent(model, tokens: torch.Tensor, per_chunk: int) -> bool:
+    """Whether one loop of the whole batch, as the plain readers run it, gives the same states and
+    logits in chunks of per_chunk inputs and for the first few inputs alone."""
+    logits, hs = model(tokens, 1, all_loops=True, return_states=True)
+    e = model.embed_tokens(tokens)
+    h, lg = _chunked(model, e, e, 0, per_chunk)
+    few = min(3, len(tokens))
+    h3, lg3 = _chunked(model, e[:few], e[:few], 0, 1)
+    return (torch.equal(h, hs[0]) and torch.equal(lg, logits[0]) and torch.equal(h3, hs[0, :few])
+            and torch.equal(lg3, logits[0, :few]))
+
+
+@torch.no_grad()
+def _prefix_exact(model, tokens: torch.Tensor, length: int, loops: int = 2) -> bool:
+    """Whether running the first `length` positions alone gives the full words' states there."""
+    full = model(tokens[:2], loops, return_states=True)[1]
+    return torch.equal(model(tokens[:2, :length], loops, return_states=True)[1], full[:, :, :length])
+
+
+def _last_loop(ok: np.ndarray) -> np.ndarray:
+    """ok (T, B) -> (B,) per input the number of loops up to its last True (0 where none)."""
+    return np.where(ok.any(0), len(ok) - np.argmax(ok[::-1], 0), 0)
+
+
+@torch.no_grad()
+def _words_right(model, tokens: torch.Tensor, targets: torch.Tensor, loops: np.ndarray, T: int, per_chunk: int,
+                 bound: np.ndarray | None = None) -> np.ndarray:
+    """(T, B) bool: every target of input b right after loop t (targets (B, N-1): positions 1..N-1),
+    input b run for loops[b] loops (False after). bound (T, B): inputs whose prefix is right at each
+    loop (a word can be right only there); with it, the words stop once no remaining loop can beat
+    the best loop so far (those loops may read low: they never hold the best)."""
+    B = len(tokens)
+    right = np.zeros((T, B), dtype=bool)
+    loops = loops.copy()
+    active = np.nonzero(loops > 0)[0]
+    e = model.embed_tokens(tokens[active]) if len(active) else None
+    h, tg, best = e, targets[active], -1
+    U = None if bound is None else bound.sum(1)
+    for t in range(T):
+        keep = loops[active] > t
+        if not keep.all():
+            idx = torch.from_numpy(np.nonzero(keep)[0])
+            active, h, e, tg = active[keep], h[idx], e[idx], tg[idx]
+        if len(active) == 0:
+            break
+        h, logits = _chunked(model, h, e, t, per_chunk)
+        right[t, active] = (logits.argmax(-1)[:, 1:] == tg).all(1).numpy()
+        if bound is not None and right[t].sum() > best:
+            best = right[t].sum()
+            can_beat = (U > best) & (np.arange(T) > t)
+            loops = np.minimum(loops, np.maximum(_last_loop(bound & can_beat[:, None]), t + 1))
+    return right
+
+
+def _first_prefix(N: int, previous_best: float | None) -> int | None:
+    """The prefix (tokens, BOS included) of the first pass for words of N tokens: about 3/8 of the word,
+    a multiple of PREFIX_BLOCK; none for short words, or where the run solved half the words of the
+    previous (shorter) test length (most prefixes would survive: the pass would cost, not save)."""
+    if previous_best is not None and previous_best >= 0.5:
+        return None
+    length = PREFIX_BLOCK * round(3 * N / 8 / PREFIX_BLOCK)
+    return length if PREFIX_BLOCK <= length <= N // 2 else None
+
+
+def _next_prefix(length: int, N: int, surviving: float) -> int | None:
+    """After a prefix pass whose survivors need `surviving` of the loop-inputs: a 1.5x longer prefix
+    while few survive, else the full words."""
+    if surviving >= 0.5:
+        return None
+    longer = PREFIX_BLOCK * math.ceil(1.5 * length / PREFIX_BLOCK)
+    return longer if longer < N - PREFIX_BLOCK else None
+
+
+@torch.no_grad()
+def best_accuracy(model, tokens: torch.Tensor, labels: torch.Tensor, T: int, causal: bool,
+                  previous_best: float | None = None) -> float:
+    """The best whole-word accuracy over loops 1..T on (tokens, labels): exactly
+    `head.accuracy_by_loops(...).seq_acc.max()` on the same set (see the section's comment)."""
+    B, N = tokens.shape
+    per_chunk = max(1, CHUNK_TOKENS // N)
+    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):
+        correct = head_loop_correct(model, tokens, labels, T)
+        return float(correct.all(2).mean(1).max())
+    loops, bound = np.full(B, T), np.ones((T, B), dtype=bool)
+    length = _first_prefix(N, previous_best) if causal else None
+    while length is not None and _prefix_exact(model, tokens, length):
+        bound = _words_right(model, tokens[:, :length], labels[:, 1:length], loops, T, max(1, CHUNK_TOKENS // length))
+        loops = _last_loop(bound)
+        if not loops.any():
+            return 0.0
+        length = _next_prefix(length, N, loops.sum() / (T * B))
+    return float(_words_right(model, tokens, labels[:, 1:], loops, T, per_chunk, bound).mean(1).max())
+
+
+@torch.no_grad()
+def head_loop_correct(model, tokens: torch.Tensor, labels: torch.Tensor, T: int, streaming: bool = False) -> np.ndarray:
+    """(T, B, n) the plain reader's per-loop, per-position correctness (`head.accuracy_by_loops`)."""
+    return (model(tokens, T, all_loops=True, streaming=streaming).argmax(-1)[:, :, 1:].numpy()
+            == labels[:, 1:].numpy()[None])
+
+
+def best_accuracy_by_length(run, test_ns, loops_factor: float, count: int) -> dict:
+    """n -> best whole-word accuracy over loops 1..scan_loops(n) on the `extrapolation` probe set of
+    length n: exactly `{n: float(acc.seq_acc.max()) for n, acc in accuracy_by_length(run, test_ns,
+    loops_factor, count).items()}`, faster (`best_accuracy`)."""
+    c = run.config
+    out: dict = {}
+    for n in test_ns:
+        T = scan_loops(c, n, loops_factor)
+        seed = probe_seed("extrapolation", n)
+        if c.streaming:
+            out[n] = float(accuracy_by_loops(run.model, c.task_obj(), n, T, count=count, seed=seed,
+                                             streaming=True).seq_acc.max())
+            continue
+        tokens, labels = test_set(c.task_obj(), n, count, seed)
+        shorter = [m for m in out if m < n]
+        out[n] = best_accuracy(run.model, tokens, labels, T, c.causal, out[max(shorter)] if shorter else None)
+    return out
+
+
+@torch.no_grad()
+def board_accuracy(model, tokens: torch.Tensor, labels: torch.Tensor, T_max: int,
+                   blank: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Exactly `head.board_accuracy_by_loops`, the loops run in chunks of inputs (see the section's comment)."""
+    per_chunk = max(1, CHUNK_TOKENS // tokens.shape[1])
+    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):
+        return board_accuracy_by_loops(model, tokens, labels, T_max, blank)
+    e = model.embed_tokens(tokens)
+    h, correct = e, []
+    for t in range(T_max):
+        h, logits = _chunked(model, h, e, t, per_chunk)
+        correct.append(logits.argmax(-1)[:, 1:] == labels[:, 1:])
+    correct = torch.stack(correct)                                                  # (T, B, n)
+    to_solve = (tokens[:, 1:] == blank)[None]
+    cell = (correct & to_solve).sum((1, 2)).double() / to_solve.sum()
+    return cell.numpy(), correct.all(-1).double().mean(-1).numpy()
 
 
 DEFAULT_KNOBS = ("none", False, "pre", "add", "layer")   # profiles.Knobs' fields and their defaults
@@ -279,7 +476,7 @@ def sudoku_readings(sudoku_runs: dict, givens, loops_factor: float = 2) -> dict:
             c = run.config
             for g in givens:
                 tokens, labels = sudoku_set(g, c.eval_count, seed=probe_seed("tail", c.seed))
-                cell, board = board_accuracy_by_loops(run.model, tokens, labels, scan_loops(c, c.n_train, loops_factor))
+                cell, board = board_accuracy(run.model, tokens, labels, scan_loops(c, c.n_train, loops_factor))
                 out[(recall, c.seed, g)] = dict(cell=cell, board=board, T=c.T_train,
                                                 best_board_loop=best_loop(board)[1])
     return out

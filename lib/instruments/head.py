@@ -28,6 +28,7 @@ from ..tasks import Task, test_set
 
 LEARNED = 0.9       # whole-word accuracy in distribution for a model to count as learned (as the plans use)
 MIN_SOLVED = 16     # tau and v-hat over fewer solved inputs are noise: callers leave them undefined
+DECODER_VALID = 0.9  # a decoder sees the model when it reads position 1 after the first loop on this share
 
 
 @torch.no_grad()
@@ -101,7 +102,7 @@ class TauResult:
     v_tau: SpeedFit
     v_frontier: float
     # the decoder's validity: the share of solved inputs whose position 1 (a function of the first token
-    # alone) it reads right after the first loop or block; below claims.DECODER_VALID it cannot see the model
+    # alone) it reads right after the first loop or block; below DECODER_VALID it cannot see the model
     position1_first_loop: float = float("nan")
 
     @property

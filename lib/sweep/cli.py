@@ -20,7 +20,8 @@ import argparse
 import sys
 
 from .executors import EXECUTORS, SlurmOptions
-from .grid import SweepError, load_grid_file, parse_param
+from .errors import SweepError
+from .grid import load_grid_file, parse_param
 from .run import run_sweep
 
 DESCRIPTION = "Batches of papermill runs across seeds and parameters, on this machine or on a Slurm cluster."

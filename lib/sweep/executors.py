@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .grid import SweepError
+from .errors import SweepError
 from .point import ended_without_result, run_point
 
 EXECUTORS = ("local", "slurm", "submitit-local", "debug")

@@ -52,13 +52,14 @@ def parse_seeds(text) -> list[int]:
             part = part.strip()
             m = re.fullmatch(r"(\d+)-(\d+)", part)
             if m and int(m[1]) <= int(m[2]):
+                check_seed(int(m[2]), "--seeds")          # before a huge range is built
                 seeds.extend(range(int(m[1]), int(m[2]) + 1))
             elif re.fullmatch(r"\d+", part):
                 seeds.append(int(part))
             else:
                 raise SweepError(f"--seeds: cannot read {part!r} in {text!r}; allowed: integers >= 0 "
                                  "separated by commas, or a range like 0-3")
-    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+    if not seeds:
         raise SweepError(f"--seeds: must be a non-empty list of integers >= 0, got {text!r}")
     for seed in seeds:
         check_seed(seed, "--seeds")

@@ -1,5 +1,6 @@
-"""A whole sweep: expand the grid, run the points not yet DONE on an executor, reporting each as it
-finishes, then write and print the table.
+"""A whole sweep: expand the grid (checked before anything runs), run the points not yet DONE on an
+executor, reporting each as it finishes, then write the tables (summary.csv, one row per point;
+summary_by_config.csv, seeds combined per configuration) and print the first.
 
 A restart skips points with DONE and runs the rest again, failed ones included. A failed point
 reports its cell and error; the others go on.
@@ -10,13 +11,14 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .aggregate import by_config
 from .executors import SlurmOptions, check_options, run_local_pool, run_submitit
 from .grid import expand_grid
 from .point import STATUSES
-from .table import error_text, format_table, point_row, write_summary
+from .table import error_text, format_table, summary_rows, write_csv, write_summary
 
 
 @dataclass
@@ -27,6 +29,7 @@ class SweepResult:
     ran: int                          # points run now
     skipped: int                      # points already DONE
     wall_s: float
+    configs: list[dict] = field(default_factory=list)    # one per configuration, as in summary_by_config.csv
 
     @property
     def ok(self) -> bool:
@@ -36,7 +39,8 @@ class SweepResult:
 def run_sweep(notebook, grid: dict | None = None, seeds=None, name: str | None = None, executor: str = "local",
               workers: int | None = None, slurm: SlurmOptions | None = None, max_wait_min: float | None = None,
               poll_s: float = 5.0, cell_timeout_min: float | None = None, root: Path | None = None) -> SweepResult:
-    """Run every point of the grid not yet DONE; write summary.csv; return the table.
+    """Run every point of the grid not yet DONE; write summary.csv and summary_by_config.csv; return
+    the tables.
 
     executor: local (process pool; `workers` defaults to the machine's CPUs, each point's kernel then
     gets cpus // workers threads), slurm, submitit-local, debug. `max_wait_min` bounds the wait for
@@ -81,13 +85,15 @@ def run_sweep(notebook, grid: dict | None = None, seeds=None, name: str | None =
                 waves = math.ceil(len(todo) / slurm.max_parallel)
                 max_wait_min = slurm.time_min * waves + 60 if executor == "slurm" else slurm.time_min * waves
             run_submitit(specs, executor, sweep_dir / "slurm_logs", slurm, sweep_name, max_wait_min, poll_s, report)
-    rows = [point_row(p) for p in points]
+    rows = summary_rows(points)
+    configs = by_config(rows, list(points[0].params))
     write_summary(rows, sweep_dir / "summary.csv")
+    write_csv(configs, sweep_dir / "summary_by_config.csv")
     result = SweepResult(sweep_name, sweep_dir, rows, ran=len(todo), skipped=len(points) - len(todo),
-                         wall_s=time.time() - t0)
+                         wall_s=time.time() - t0, configs=configs)
     print(format_table(rows, list(points[0].params)), flush=True)
     counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
     print(f"[sweep] {sweep_name}: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-          + f" in {result.wall_s:.1f} s; table: {sweep_dir / 'summary.csv'}"
+          + f" in {result.wall_s:.1f} s; tables: {sweep_dir / 'summary.csv'}, summary_by_config.csv"
           + ("" if result.ok else "; re-run the same command to run the points not done"), flush=True)
     return result

@@ -5,9 +5,9 @@ lib.profiles.DEVICES) and its seeds (SEED=s or SEEDS=[..]); a notebook refuses a
 first cell, but only once a kernel per point has started. Checking the grid here turns a typo into
 one error (SweepError, exit 2) before any kernel starts or anything is written.
 
-Seeds a sweep may use are the integers 0-99: seeds from lib.config.RESERVED_SEEDS (100-199) belong
-to pre-registered confirmatory runs (lib.confirmatory), which are not run by a sweep, and nothing
-above them is in use. SEEDS=None is allowed (the notebook then uses its profile's seeds).
+Seeds a sweep may use are the integers 0-99, below lib.config.RESERVED_SEEDS (100-199): those belong
+to pre-registered confirmatory runs (lib.confirmatory, `lib.cli train confirm:<entry>`), never to an
+exploratory sweep. SEEDS=None is allowed (the notebook then uses its profile's seeds).
 
 lib.profiles and lib.config import torch; they are imported only when a grid needs them, so the
 workers that import this package to run a point stay light.
@@ -27,15 +27,16 @@ def check_seed(seed, where: str) -> None:
     """`seed` is an integer in seed_range(); `where` names the input in the message (e.g. '--seeds')."""
     from ..config import RESERVED_SEEDS
     allowed = seed_range()
-    allowed_text = (f"allowed: integers {allowed.start}-{allowed.stop - 1} (seeds {RESERVED_SEEDS.start}-"
-                    f"{RESERVED_SEEDS.stop - 1} are reserved for pre-registered confirmatory runs, "
-                    "lib.config.RESERVED_SEEDS)")
+    allowed_text = f"allowed: integers {allowed.start}-{allowed.stop - 1}"
+    reserved = f"{RESERVED_SEEDS.start}-{RESERVED_SEEDS.stop - 1}"
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise SweepError(f"{where}: seed {seed!r} is not an integer >= 0; {allowed_text}")
     if seed in RESERVED_SEEDS:
-        raise SweepError(f"{where}: seed {seed} is reserved for pre-registered confirmatory runs; {allowed_text}")
+        raise SweepError(f"{where}: seed {seed} is reserved for pre-registered confirmatory runs "
+                         f"(lib.config.RESERVED_SEEDS: {reserved}); {allowed_text}")
     if seed not in allowed:
-        raise SweepError(f"{where}: seed {seed} is out of range; {allowed_text}")
+        raise SweepError(f"{where}: seed {seed} is out of range; {allowed_text} ({reserved} are reserved "
+                         "for pre-registered confirmatory runs)")
 
 
 def check_grid_values(grid: dict[str, list]) -> None:
