@@ -91,8 +91,24 @@ def architecture() -> tuple[RunConfig, ...]:
     return tuple(dict.fromkeys(c for name in order for c in fam[name]))
 
 
+# ---------------------------------------------------------------------------------------------
+# C03-budget: the budget law on fresh seeds, five demands (issue 43, part 1)
+
+BUDGET_SEEDS = _seeds(120, 3)
+BUDGET_T = (16, 12, 8, 6, 4)          # n_train = 8: demands 0.5, 2/3, 1, 4/3, 2
+
+
+def budget() -> tuple[RunConfig, ...]:
+    """The quick budget-law recipe (`profiles.budget_law("quick")`: settled loops, 2 layers, d = 64,
+    12,000 steps) at five demands, seeds BUDGET_SEEDS, MODE; the queue goes seed by seed, cheapest
+    demand first, so every demand has a seed early."""
+    base = profiles.budget_law("quick", seeds=(0,)).runs[0]
+    return tuple(replace(base, experiment="confirm_budget", T_train=T, seed=s, mode=MODE)
+                 for s in BUDGET_SEEDS for T in sorted(BUDGET_T))
+
+
 # Studies by their pre-registration entry id (the heading's id in paper/PREREGISTRATION.md).
-STUDIES = {"C05-wall": wall, "C04-architecture": architecture}
+STUDIES = {"C05-wall": wall, "C04-architecture": architecture, "C03-budget": budget}
 
 
 def study(entry: str) -> tuple[RunConfig, ...]:
