@@ -31,7 +31,7 @@ from ..model import LoopedTransformer
 from ..probes import probe_seed, probe_set
 from ..tasks import IGNORE, sudoku_set, test_set
 from .extrapolation import best_loop, scan_loops
-from .head import accuracy_by_loops, board_accuracy_by_loops, settled_from
+from .head import accuracy_by_loops, board_accuracy_by_loops, loop_predictions, settled_from
 from .tail import jvp, relative_step
 
 
@@ -347,9 +347,8 @@ def best_accuracy(model, tokens: torch.Tensor, labels: torch.Tensor, T: int, cau
     `head.accuracy_by_loops(...).seq_acc.max()` on the same set (see the section's comment)."""
     B, N = tokens.shape
     per_chunk = max(1, CHUNK_TOKENS // N)
-    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):
-        correct = head_loop_correct(model, tokens, labels, T)
-        return float(correct.all(2).mean(1).max())
+    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):      # the plain reader
+        return float((loop_predictions(model, tokens, T).numpy() == labels[:, 1:].numpy()[None]).all(2).mean(1).max())
     loops, bound = np.full(B, T), np.ones((T, B), dtype=bool)
     length = _first_prefix(N, previous_best) if causal else None
     while length is not None and _prefix_exact(model, tokens, length):
@@ -359,13 +358,6 @@ def best_accuracy(model, tokens: torch.Tensor, labels: torch.Tensor, T: int, cau
             return 0.0
         length = _next_prefix(length, N, loops.sum() / (T * B))
     return float(_words_right(model, tokens, labels[:, 1:], loops, T, per_chunk, bound).mean(1).max())
-
-
-@torch.no_grad()
-def head_loop_correct(model, tokens: torch.Tensor, labels: torch.Tensor, T: int, streaming: bool = False) -> np.ndarray:
-    """(T, B, n) the plain reader's per-loop, per-position correctness (`head.accuracy_by_loops`)."""
-    return (model(tokens, T, all_loops=True, streaming=streaming).argmax(-1)[:, :, 1:].numpy()
-            == labels[:, 1:].numpy()[None])
 
 
 def best_accuracy_by_length(run, test_ns, loops_factor: float, count: int) -> dict:
