@@ -395,6 +395,41 @@ CONFIRMATORY = {
                                                      lambda v: v > 0),
     "streaming_gap": ConfirmatoryTest("C05-wall", "streaming_gap", lambda v: v >= 0.5, lambda v: v > 0,
                                       "≥ 2 of 3 free S4 joint seeds learn", lambda r: r["free_learned_fraction"] >= 2 / 3),
+    # C04-architecture (rules 1-4): fractions over the learned seeds whose linear block probe is valid
+    "untied_log_fraction": ConfirmatoryTest("C04-architecture", "untied_log_fraction", lambda v: v == 1.0,
+                                            lambda v: v > 0, "≥ 2 untied seeds learned with a valid probe",
+                                            lambda r: r["untied_valid_learned"] >= 2),
+    "tied_linear_fraction": ConfirmatoryTest("C04-architecture", "tied_linear_fraction", lambda v: v == 1.0,
+                                             lambda v: v > 0, "≥ 2 tied seeds learned with a valid probe",
+                                             lambda r: r["tied_valid_learned"] >= 2),
+    # value: 1 complete separation, 0.5 untied mean below both comparators' means, 0 otherwise
+    "untied_minus_tied_ood": ConfirmatoryTest("C04-architecture", "untied_worst_at_12", lambda v: v == 1.0,
+                                              lambda v: v == 0.5, "≥ 2 learned seeds in the untied family and in "
+                                              "each tied comparator, each family's mean ≥ 0.05 at n = 12",
+                                              lambda r: r["extrapolation_comparable"]),
+    "untied_a5_seq_acc": ConfirmatoryTest("C04-architecture", "untied_a5_seq_acc", lambda v: v <= 0.1,
+                                          lambda v: v <= 0.5, "≥ 2 of 3 untied S4 seeds learn",
+                                          lambda r: r["untied_s4_learned"] >= 2),
+    # C03-budget (rules 1-6)
+    "budget_exponent_uncapped": ConfirmatoryTest("C03-budget", "exponent_meets_band", lambda v: v == 1.0,
+                                                 lambda v: v == 0.5, "≥ 4 demands with ≥ 2 valid learned seeds, "
+                                                 "and a seed interval no wider than 0.16",
+                                                 lambda r: r["demands_valid"] >= 4 and r["interval_width"] <= 0.16),
+    "speed_at_T_eq_n_uncapped": ConfirmatoryTest("C03-budget", "speed_at_T_eq_n",
+                                                 lambda v: abs(v - 1.0) <= 0.10, lambda v: abs(v - 1.0) <= 0.3,
+                                                 "the seeds' range meets 1 ± 0.10 for reproduced; ≥ 2 valid "
+                                                 "learned seeds at demand 1",
+                                                 lambda r: r["demand1_valid"] >= 2 and (
+                                                     not abs(r["speed_at_T_eq_n"] - 1) <= 0.10
+                                                     or r["demand1_range_meets"])),
+    "rescue_gain": ConfirmatoryTest("C03-budget", "rescue_gain", lambda v: v >= 0.5, lambda v: v >= 0.2),
+    "halting_late_acc": ConfirmatoryTest("C03-budget", "halting_late_acc", lambda v: v >= 0.9, lambda v: v >= 0.5),
+    "free_linear_fraction_uncapped": ConfirmatoryTest("C03-budget", "free_linear_fraction", lambda v: v == 1.0,
+                                                      lambda v: v >= 0.5, "≥ 6 valid learned runs",
+                                                      lambda r: r["valid_learned"] >= 6),
+    "cone_ratio_median": ConfirmatoryTest("C03-budget", "cone_ratio_median", lambda v: 0.8 <= v <= 1.25,
+                                          lambda v: 0.5 <= v <= 2.0, "≥ 3 demands with cones",
+                                          lambda r: r["demands_with_cones"] >= 3),
 }
 # Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The ledger
 # prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.
@@ -503,7 +538,7 @@ def confirmatory_verdict(c: Claim) -> tuple[str, object, str]:
         return NO_TEST, None, ""
     path = confirm_path(test.entry)
     if not path.exists():
-        return f"registered ({test.entry}), runs training", None, ""
+        return f"registered ({test.entry}), not yet read", None, ""
     r = json.loads(path.read_text())
     value = r.get(test.key)
     rule = Claim(test.key, c.finding, c.section, c.text, c.paper, "", c.notebook, test.holds, test.partly_if,
@@ -565,7 +600,7 @@ def report() -> str:
             "when a measured value lies inside its tolerance, *partly* inside the band the row states, and",
             "*not measured* when the value is missing or a precondition fails (printed: unmeasured is not refuted).",
             "Statistics that only qualify a claim are shown in its row and not counted.", "",
-            f"**{n} claims. Confirmatory: {conf_counts}; {registered} registered with runs training; "
+            f"**{n} claims. Confirmatory: {conf_counts}; {registered} registered, not yet read; "
             f"{untested} with no confirmatory test yet.**", "",
             f"Exploratory (quick profile): {expl_counts}.", "",
             "| confirmatory | exploratory | claim | section | ours | rests on | paper | tolerance | why | "

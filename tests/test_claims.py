@@ -145,7 +145,7 @@ def test_report_counts_claims_not_rows_and_reads_results(store_root):
 
 def test_confirmatory_column_reads_the_registered_study(store_root):
     c = claims.claim("wall_operator_first_fraction")
-    assert claims.confirmatory_verdict(c)[0] == "registered (C05-wall), runs training"
+    assert claims.confirmatory_verdict(c)[0] == "registered (C05-wall), not yet read"
     assert claims.confirmatory_verdict(claims.claim("budget_exponent"))[0] == claims.NO_TEST
     claims.record_confirmatory("C05-wall", {"wall_operator_first_fraction": 2 / 3, "s4_joint_learned_fraction": 1.0,
                                             "wall_joint_deadlock_fraction": 1.0, "wall_joint_learned_fraction": 0.0})
@@ -154,7 +154,8 @@ def test_confirmatory_column_reads_the_registered_study(store_root):
     v, _, why = claims.confirmatory_verdict(claims.claim("streaming_gap"))
     assert v == "not measured"                                           # its value is not in yet
     text = claims.report()
-    assert "Confirmatory: 1 reproduced, 1 partly, 0 not reproduced, 3 not measured; 0 registered" in text
+    others = sum(t.entry != "C05-wall" for t in claims.CONFIRMATORY.values())     # registered, not yet read
+    assert f"Confirmatory: 1 reproduced, 1 partly, 0 not reproduced, 3 not measured; {others} registered" in text
 
 
 def test_decoder_validity_just_inside_and_outside_its_bar():
@@ -242,3 +243,23 @@ def test_the_tail_contest_claim_needs_a_tail_reading_in_every_contest():
     assert claims.verdict(c, 0, True, {**every, "tail_defined_by_contest": {}}) == "not measured"
     untested = {**every, "primary_auroc": {**tested, "c": None}}                  # seeds on one side in contest c
     assert claims.verdict(c, 0, True, untested) == "not measured"
+
+
+def test_every_confirmatory_rule_names_a_registered_study_and_a_claim():
+    from lib import confirmatory
+    text = (claims.PROJECT_ROOT / "paper" / "PREREGISTRATION.md").read_text()
+    for key, test in claims.CONFIRMATORY.items():
+        claims.claim(key)
+        assert test.entry in confirmatory.STUDIES and f"## {test.entry} " in text, (key, test.entry)
+        assert not claims.claim(key).qualifies, f"{key}: a confirmatory test decides a claim, not a qualifier"
+
+
+def test_the_budget_laws_confirmatory_exponent_is_underpowered_when_its_interval_is_wide(store_root):
+    c = claims.claim("budget_exponent_uncapped")
+    base = {"exponent_meets_band": 1.0, "demands_valid": 5}
+    claims.record_confirmatory("C03-budget", {**base, "interval_width": 0.16})
+    assert claims.confirmatory_verdict(c)[0] == "reproduced"
+    claims.record_confirmatory("C03-budget", {**base, "interval_width": 0.16 + E})
+    assert claims.confirmatory_verdict(c)[0] == "not measured"
+    claims.record_confirmatory("C03-budget", {**base, "interval_width": 0.1, "exponent_meets_band": 0.5})
+    assert claims.confirmatory_verdict(c)[0] == "partly"

@@ -143,3 +143,73 @@ def test_summary_reads_one_run_on_all_three_axes(store_root):
     assert s["grad_growth"] == pytest.approx(s["grads"][8] / s["grads"][2]) and s["n_train"] == 4
     assert set(s["extrap"]) == {4, 6} and all(0.0 <= a <= 1.0 for a in s["extrap"].values())
     assert s["rho"] > 0 and s["dep"].distinct_fixed_points >= 1
+
+
+def test_distinct_states_counts_as_the_scalar_definition_also_at_the_threshold():
+    g = torch.Generator().manual_seed(3)
+    base = torch.randn(6, 5, 4, generator=g)
+    h = [base[i % 6] * (1 + 0.002 * i) for i in range(24)]                 # clusters 0.2 % apart in scale
+    for r in (0.0099999, 0.01, 0.0100001, 0.02, 0.005):                     # offsets around tol_distinct
+        u = torch.randn(5, 4, generator=g)
+        h.append(base[0] + r * base[0].norm() * u / u.norm())
+    h = torch.stack(h + [torch.zeros(5, 4)])                                 # and a zero state
+    for tol in (1e-2, 3e-3, 0.5):
+        assert fixedpoint.distinct_states(h, tol) == fixedpoint._distinct_states_by_definition(h, tol)
+
+
+def _words_and_labels(m, n, B, T, seed):
+    """Words of n symbols and labels that the model gets right at some loops: its own predictions after
+    loop T // 2, with one position changed in a third of the words (some early, some late)."""
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.cat([torch.full((B, 1), 3), torch.randint(0, 3, (B, n), generator=g)], 1)
+    with torch.no_grad():
+        labels = m(tokens, T // 2).argmax(-1)
+    wrong = torch.arange(B) % 3 == 0
+    pos = torch.randint(1, n + 1, (B,), generator=g)
+    labels[wrong, pos[wrong]] = (labels[wrong, pos[wrong]] + 1) % 3
+    return tokens, labels
+
+
+@pytest.mark.parametrize("outer", [False, True])
+def test_best_accuracy_equals_the_plain_reader(monkeypatch, outer):
+    """The fast extrapolation reading (chunks, prefix passes, loops that cannot beat the best skipped)
+    gives exactly the plain reader's best loop, with and without prefix passes."""
+    from lib.instruments import head
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=4, n_classes=3, n_layers=1, d_model=16, n_heads=2, injection="add",
+                                     outer_norm=outer, max_len=200)).eval()
+    with torch.no_grad():                   # weights large enough that the predictions move from loop to loop
+        for p in m.parameters():
+            if p.dim() == 2:
+                p.normal_(0, 0.3)
+    n, B, T = 95, 30, 10
+    tokens, labels = _words_and_labels(m, n, B, T, 1)
+    with torch.no_grad():
+        seq = (head.loop_predictions(m, tokens, T) == labels[None, :, 1:]).all(2).double().mean(1)
+    assert 0 < seq.max() < 1 and seq.min() < seq.max()          # the best loop stands out
+    monkeypatch.setattr(fixedpoint, "CHUNK_TOKENS", 200)                    # two inputs per chunk
+    passes = []
+    words_right = fixedpoint._words_right
+    monkeypatch.setattr(fixedpoint, "_words_right", lambda m, tok, *a, **k: passes.append(tok.shape[1]) or words_right(m, tok, *a, **k))
+    for previous in (None, 0.9):
+        passes.clear()
+        assert fixedpoint.best_accuracy(m, tokens, labels, T, causal=True, previous_best=previous) == float(seq.max())
+        if previous is None and fixedpoint._prefix_exact(m, tokens, 32):
+            assert passes[0] == 32 and passes[-1] == n + 1                   # a prefix pass, then the full words
+    wrong = labels.clone()
+    wrong[:, 2] = -100                                                      # no word's prefix is ever right
+    passes.clear()
+    assert fixedpoint.best_accuracy(m, tokens, wrong, T, causal=True) == 0.0
+    assert len(passes) == 1 or not fixedpoint._prefix_exact(m, tokens, 32)  # the prefix pass decides it alone
+
+
+def test_board_accuracy_equals_the_plain_reader(monkeypatch):
+    from lib.instruments import head
+    torch.manual_seed(0)
+    m = LoopedTransformer(LoopConfig(vocab_size=4, n_classes=3, n_layers=1, d_model=16, n_heads=2, causal=False,
+                                     outer_norm=True, max_len=64)).eval()
+    tokens, labels = _words_and_labels(m, 20, 12, 6, 2)
+    tokens[:, 1::3] = 0                                                     # the blanks
+    monkeypatch.setattr(fixedpoint, "CHUNK_TOKENS", 50)
+    fast, plain = fixedpoint.board_accuracy(m, tokens, labels, 6), head.board_accuracy_by_loops(m, tokens, labels, 6)
+    assert all(np.array_equal(a, b) for a, b in zip(fast, plain)) and fast[0].max() > 0
