@@ -24,9 +24,11 @@ chromium:
 
 # one 1-thread worker per core (-n auto); --dist loadfile keeps each test file, and each notebook's
 # cells, in one worker and in order (nbval needs its cells run in sequence by one kernel)
-# the notebooks' results and figures go to a scratch folder (LOOPS_ARTIFACTS), and the tree must be as
-# clean after the suite as before it: the checks never rewrite or add a file of the checkout
+# lint first (ruff, configured in pyproject.toml); the notebooks' results and figures go to a scratch
+# folder (LOOPS_ARTIFACTS), and the tree must be as clean after the suite as before it: the checks never
+# rewrite or add a file of the checkout
 test: $(STAMP) chromium
+	$(PY) -m ruff check lib tests bench
 	@git status --porcelain --untracked-files=all > .test-status-before 2>/dev/null || true
 	LOOPS_HEADLESS=1 OMP_NUM_THREADS=1 LOOPS_ARTIFACTS=$$(mktemp -d) $(PY) -m pytest -n auto --dist loadfile tests \
 		notebooks/0*.ipynb --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --durations=25

@@ -56,7 +56,8 @@ def measure_one(recipe: str, seed: int, compile: bool = False) -> dict:
     return {"recipe": recipe, "seed": seed, "run": run_id(cfg), "changes": RECIPES[recipe],
             "train_wall_s": json.loads((run.path / "DONE").read_text()).get("train_wall_s"),
             "compiled": bool(m.get("compiled", False)), "steps": m["steps"],
-            "board_acc": round(m["final_eval"]["seq_acc"], 4), "cell_acc": round(m["final_eval"]["token_acc"], 4)}     # over all 81 cells, givens included
+            # cell accuracy is over all 81 cells, givens included
+            "board_acc": round(m["final_eval"]["seq_acc"], 4), "cell_acc": round(m["final_eval"]["token_acc"], 4)}
 
 
 def decide(rows: list[dict]) -> dict:

@@ -177,10 +177,12 @@ CLAIMS = (
           "|v − 1| ≤ 0.10", "03_budget_law", lambda v: abs(v - 1.0) <= 0.10, lambda v: abs(v - 1.0) <= 0.3,
           partly="|v − 1| ≤ 0.3", qualifies="speed_at_T_eq_n_uncapped"),
     Claim("rescue_gain", 1, "A §6.1", "More test-time loops rescue late positions at a fixed length",
-          "qualitative", "late-position accuracy at 2·n_train rises by ≥ 0.5 from T_train to the best loop of a scan to 4× the contract's loops there (mean over learned contracts)",
+          "qualitative", "late-position accuracy at 2·n_train rises by ≥ 0.5 from T_train to the best loop of a scan to 4× the "
+          "contract's loops there (mean over learned contracts)",
           "03_budget_law", lambda v: v >= 0.5, lambda v: v >= 0.2, partly="gain ≥ 0.2"),
     Claim("halting_late_acc", 1, "A §5", "The halting rule T* = ceil(n / v-hat) gives the late positions of a longer n enough loops",
-          "qualitative", "late-position accuracy at 2·n_train after T* loops ≥ 0.9 (mean over learned contracts; whole words shown beside it)", "03_budget_law",
+          "qualitative", "late-position accuracy at 2·n_train after T* loops ≥ 0.9 (mean over learned contracts; whole words shown "
+          "beside it)", "03_budget_law",
           lambda v: v >= 0.9, lambda v: v >= 0.5, partly="≥ 0.5"),
 )
 CLAIMS += (
@@ -205,7 +207,8 @@ CLAIMS += (
 )
 CLAIMS += (
     Claim("fixed_point_fraction", 5, "A §4", "Trained loops converge to a fixed point (the premise of §4)",
-          "they do", "every model of the settled-recipe S4 population: on ≥ 50 % of its inputs the raw relative step stays ≤ 1e-3 from some loop within 8·T_train loops (fixed-T contrast shown beside)",
+          "they do", "every model of the settled-recipe S4 population: on ≥ 50 % of its inputs the raw relative step stays ≤ 1e-3 from "
+          "some loop within 8·T_train loops (fixed-T contrast shown beside)",
           "01_tail_saturation", lambda v: v == 1.0, lambda v: v >= 0.5, partly="at least half the models",
           basis=lambda r: f"{r['fixed_points_reached']} models"),
     # the tail claims are about the operating point: read at T_train, over the learned models whose fixed
@@ -284,8 +287,10 @@ CLAIMS += (
 # plan's new runs trained; they replaced the old wall's deadlock, operator-first and streaming rows (the
 # old absolute 'A5 generalizes fully' row above stays beside them).
 FAIR_WALL_CLAIMS = (
-    Claim("nc1_minus_solvable_ood", 3, "A §6.3", "NC1-completeness costs nothing: A5 extrapolates as far as a solvable group (S4) under the same recipe and budget",
-          "full generalization", "operator-first A5 minus S4 whole-word accuracy (means over seeds) ≥ −0.1, at the longest length beyond training where S4 carries (≥ 0.5)",
+    Claim("nc1_minus_solvable_ood", 3, "A §6.3", "NC1-completeness costs nothing: A5 extrapolates as far as a solvable group (S4) "
+    "under the same recipe and budget",
+          "full generalization", "operator-first A5 minus S4 whole-word accuracy (means over seeds) ≥ −0.1, at the longest length "
+          "beyond training where S4 carries (≥ 0.5)",
           "05_operator_wall", lambda v: v >= -0.1, lambda v: v >= -0.3,
           "S4 carries beyond training under the wall's recipe (else there is nothing to compare with)",
           lambda r: r["nc1_compared_at_n"] is not None, partly="≥ −0.3"),
@@ -296,14 +301,16 @@ FAIR_WALL_CLAIMS = (
           "every seed", "every operator-first S5 seed learns (whole-word ≥ 0.9) within the joint runs' budget",
           "05_operator_wall", lambda v: v == 1.0, lambda v: v >= 0.5, partly="at least half the seeds"),
     Claim("streaming_gap", 3, "A §6.3", "Imposing seriality through the input schedule (streaming) fails where free training succeeds",
-          "streaming fails", "free minus streaming whole-word accuracy ≥ 0.5, mean over the seeds whose free run learned (max over tasks and lengths)",
+          "streaming fails", "free minus streaming whole-word accuracy ≥ 0.5, mean over the seeds whose free run learned (max over "
+          "tasks and lengths)",
           "05_operator_wall", lambda v: v >= 0.5, lambda v: v >= 0.2, "free training learns the task (some seed)",
           lambda r: len(r["streaming_gaps"]) > 0, partly="gap ≥ 0.2"),
 )
 CLAIMS += FAIR_WALL_CLAIMS
 CLAIMS += (
     Claim("anneal_transfer_fraction", 4, "A §7", "Budget annealing transfers the algorithm and re-prices its speed",
-          "4/4 seeds", "every seed learned the judged contract (the hardest of the chain some run learns) with v-hat closer to the new demand than the old",
+          "4/4 seeds", "every seed learned the judged contract (the hardest of the chain some run learns) with v-hat closer to the new "
+          "demand than the old",
           "06_portability", lambda v: v == 1.0, lambda v: v >= 0.5,
           "the judged contract is learnable: some from-scratch seed learns it", _final_contract_learnable,
           partly="at least half the seeds"),
@@ -340,17 +347,21 @@ CLAIMS += (
           partly="≥ 0.5 (the best loop is an upper bound: the loop is picked on the test set)"),
 )
 CLAIMS += (
-    Claim("best_is_recall_outer", 6, "B", "Recall with outer normalization gives reachable, input-dependent, stable fixed points and the best extrapolation",
-          "yes", "the best-extrapolating configuration (at the longest length beyond training where some configuration reaches 0.05) has recall and outer norm, with stable fixed points (reached, rho < 1, input-dependent)",
+    Claim("best_is_recall_outer", 6, "B", "Recall with outer normalization gives reachable, input-dependent, stable fixed points and "
+    "the best extrapolation",
+          "yes", "the best-extrapolating configuration (at the longest length beyond training where some configuration reaches 0.05) "
+          "has recall and outer norm, with stable fixed points (reached, rho < 1, input-dependent)",
           "09_fixed_point_stability", lambda v: bool(v), lambda v: False),
     Claim("no_recall_distinct_fraction", 6, "B", "Without recall, a looped network has countably many fixed points and no strong input dependence",
           "few, weakly input-dependent fixed points", "distinct final states per input ≤ 0.5 among the no-recall models' inputs",
           "09_fixed_point_stability", lambda v: v <= 0.5, lambda v: v < 1.0,
-          "the no-recall models reach a fixed point (raw step criterion) on ≥ half their inputs: final states that still move are not fixed points to count",
+          "the no-recall models reach a fixed point (raw step criterion) on ≥ half their inputs: final states that still move are not "
+          "fixed points to count",
           lambda r: min(r["configurations"][k]["reached_step"] for k in r["configurations"] if k.startswith("no recall")) >= 0.5,
           partly="< 1 distinct state per input"),
     Claim("best_is_recall_outer_cosine", 6, "B", "The same, with fixed points reached by Paper B's own diagnostic (consecutive cosine > 0.99)",
-          "yes", "as the row above, reached counted where consecutive states' cosine stays above 0.99 (a state growing along one direction passes it)",
+          "yes", "as the row above, reached counted where consecutive states' cosine stays above 0.99 (a state growing along one "
+          "direction passes it)",
           "09_fixed_point_stability", lambda v: bool(v), lambda v: False, qualifies="best_is_recall_outer"),
     Claim("internal_minus_external", 6, "B", "Internal recall with outer normalization is competitive with external recall",
           "competitive", "internal minus external extrapolation accuracy ≥ −0.1 (same length as the claim above)", "09_fixed_point_stability",

@@ -120,7 +120,8 @@ def render_frontier(run, T: int, n: int, count: int = 256, seed: int = 0, fig=No
     fig.clear()
     ax1, ax2 = fig.subplots(1, 2)
     loop_position_map(acc.position_acc, ax=ax1, T_mark=c.T_train if c.T_train < T else None,
-                      title=f"{c.task} {c.schedule}{'' if c.tied else ' untied'}{'' if c.pos == 'none' else ' ' + c.pos}, trained n={c.n_train} T={c.T_train}: test n={n}, T={T}")
+                      title=f"{c.task} {c.schedule}{'' if c.tied else ' untied'}{'' if c.pos == 'none' else ' ' + c.pos}, "
+                            f"trained n={c.n_train} T={c.T_train}: test n={n}, T={T}")
     ax2.plot(np.arange(1, T + 1), acc.seq_acc, "o-", ms=3)
     ax2.set_ylim(-0.02, 1.02)
     ax2.set_xlabel("loop t")

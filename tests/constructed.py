@@ -1,7 +1,6 @@
 """Hand-built looped maps with known answers, sharing LoopedTransformer's loop (forward, hooks)."""
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from lib.model import LoopConfig, LoopedTransformer
 

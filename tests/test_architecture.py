@@ -1,16 +1,19 @@
 """The architecture-prior controls (Paper A §6.2, App. D) and the operator-wall schedule (§6.3)."""
 import math
+from types import SimpleNamespace
 
 import numpy as np
-
 import pytest
 import torch
+import torch.nn.functional as F
 
-from lib import curriculum, tasks
+from lib import claims, curriculum, plots, tasks
+from lib.config import RunConfig
+from lib.instruments import architecture, deadlock as wall_reader, head
 from lib.model import LoopConfig, LoopedTransformer, rotary, scan_address, scan_shift
 from lib.profiles import CURRICULA, architecture_prior, matched_untied, operator_wall
-from lib.config import RunConfig
 from lib.train import RunProgress, plateaued
+from tests.constructed import SerialPropagator
 
 
 # --- untied control -------------------------------------------------------------------------------
@@ -214,7 +217,7 @@ def test_plateau_stop_ends_a_run_and_survives_resume():
 # --- deadlock reading ---------------------------------------------------------------------------------
 
 def _log(losses, every=50):
-    return [{"step": every * (i + 1), "loss": l, "length": 8, "last_acc": 0.0} for i, l in enumerate(losses)]
+    return [{"step": every * (i + 1), "loss": loss, "length": 8, "last_acc": 0.0} for i, loss in enumerate(losses)]
 
 
 def test_deadlock_reading_on_constructed_runs():
@@ -238,13 +241,6 @@ def test_deadlock_reading_on_constructed_runs():
 
 # --- the readers behind notebooks 04 and 05, on constructed runs ----------------------------------------
 
-from types import SimpleNamespace
-
-import torch.nn.functional as F
-
-from lib import claims, plots
-from lib.instruments import architecture, deadlock as wall_reader, head
-from tests.constructed import SerialPropagator
 
 
 class ScanPropagator(LoopedTransformer):
@@ -429,16 +425,16 @@ def test_figures_draw_from_the_readers_rows():
     # eighteen runs outgrow the colour cycle: colour names the group, the line the curriculum, the marker the seed
     many = wall_reader.wall_rows({(g, c): [_wall_run(1, 4, s, _log([1.0] * 3)) for s in (0, 1, 2)]
                                   for g in ("A", "B", "C") for c in ("joint", "operator_first")}, (8,), 16)
-    lines = {l.get_label(): l for l in plots.wall_accuracy(many, (8,)).axes[1].lines}
+    lines = {ln.get_label(): ln for ln in plots.wall_accuracy(many, (8,)).axes[1].lines}
     assert len(lines) == 18
     assert lines["A joint s0"].get_color() == lines["A operator_first s2"].get_color() != lines["B joint s0"].get_color()
     assert lines["A joint s0"].get_linestyle() != lines["A operator_first s0"].get_linestyle()
     assert lines["A joint s0"].get_marker() != lines["A joint s1"].get_marker() == lines["C joint s1"].get_marker()
     assert len(plots.streaming_pairs({"Z5": {"free": {4: 1.0}, "streaming": {4: 0.0}}}).axes[0].lines) == 2
     per_seed = plots.streaming_pairs({("Z5", "joint", s): {"free": {4: 1.0}, "streaming": {4: 0.0}} for s in (0, 1)})
-    assert [l.get_label() for l in per_seed.axes[0].lines] == ["Z5 joint 0 free", "Z5 joint 0 streaming",
+    assert [ln.get_label() for ln in per_seed.axes[0].lines] == ["Z5 joint 0 free", "Z5 joint 0 streaming",
                                                                "Z5 joint 1 free", "Z5 joint 1 streaming"]
-    colours = [l.get_color() for l in per_seed.axes[0].lines]
+    colours = [ln.get_color() for ln in per_seed.axes[0].lines]
     assert colours[0] == colours[1] != colours[2] == colours[3]          # one colour a pair
 
 

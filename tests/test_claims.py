@@ -1,4 +1,3 @@
-import math
 
 import pytest
 
@@ -133,12 +132,12 @@ def test_report_counts_claims_not_rows_and_reads_results(store_root):
                                    "budget_exponent_uncapped_interval": [0.9, 1.0],
                                    "budget_exponent_frontier_uncapped": 0.80, "decoder_position1_min": 1.0})
     text = claims.report()
-    row = next(l for l in text.splitlines() if "(n_train/T_train)^b" in l)
+    row = next(line for line in text.splitlines() if "(n_train/T_train)^b" in line)
     assert "| reproduced | Frontier speed" in row and "| 0.97 |" in row
     assert "power law fits the speeds (capped reading): 0.5 (not reproduced)" in row   # a qualifier, in the row
     assert "⚑ the verdict flips with the frontier estimator" in row        # 0.80 reads partly
-    assert not any(l.startswith("| ") and "| The power law fits" in l.split("|")[3] for l in text.splitlines())
-    row = next(l for l in text.splitlines() if "At T = n the frontier" in l)
+    assert not any(line.startswith("| ") and "| The power law fits" in line.split("|")[3] for line in text.splitlines())
+    row = next(line for line in text.splitlines() if "At T = n the frontier" in line)
     assert "| not measured |" in row and "no value measured" in row      # the notebook ran but did not measure it
     assert "not run (no GPU)" in row
 

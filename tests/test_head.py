@@ -93,7 +93,7 @@ def test_confidence_stopping_on_a_constructed_model():
     """A model whose answer is right and confident from loop 3 on: the baseline stops at loop 3."""
     import torch
     from lib.instruments.head import confidence_stopping
-    from lib.tasks import make_task, test_set
+    from lib.tasks import make_task
 
     task = make_task("parity")
 

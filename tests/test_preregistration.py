@@ -6,7 +6,6 @@ import re
 import subprocess
 from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 

@@ -32,7 +32,7 @@ def test_readme_commands_and_ci():
     commands = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
     assert commands[:2] == ["make all", "make test"]
     ci = (ROOT / ".ci" / "run").read_text()
-    assert [l for l in ci.splitlines() if l and not l.startswith("#") and not l.startswith(("set ", "cd "))] == ["make test"]
+    assert [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))] == ["make test"]
 
 
 def code_lines(py: Path) -> int:

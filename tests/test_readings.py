@@ -3,7 +3,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
 
 from lib.config import RunConfig
 from lib.instruments import budget, calibration, head, saturation

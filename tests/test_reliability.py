@@ -167,7 +167,7 @@ def test_a_pickle_that_would_run_code_is_refused(store_root):
 
 
 def test_verify_reports_tampered_runs(store_root):
-    good = store.get_or_train(RunConfig(**{**SMALL, "max_steps": 5}))
+    store.get_or_train(RunConfig(**{**SMALL, "max_steps": 5}))            # an untouched run beside it
     bad = store.get_or_train(RunConfig(**{**SMALL, "max_steps": 6}))
     assert store.verify() == []
     with open(bad.path / "model.pt", "ab") as f:

@@ -1,6 +1,5 @@
 import json
 from dataclasses import replace
-import os
 
 import pytest
 import torch

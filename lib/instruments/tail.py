@@ -19,7 +19,8 @@ Definitions used here (the paper leaves the exact forms open):
   does not depend on the path. Anil et al. compare a zero and a random initialisation; our model
   starts from the embedding, so the embedding start stands in for their zero start.
 - Proposition 1, numerically: on the inputs whose state settles (moves by less than `tol`, relative,
-  from some loop on), after the loop tau* from which all of them have, check (i) skip-k preservation, (ii) ||J_t u - J_{t'} u|| / ||J_t u|| for t, t' >= tau*,
+  from some loop on), after the loop tau* from which all of them have, check (i) skip-k preservation,
+  (ii) ||J_t u - J_{t'} u|| / ||J_t u|| for t, t' >= tau*,
   (iii) features of a fixed dictionary (PCA of states, fitted once) at t and t'.
 """
 from __future__ import annotations

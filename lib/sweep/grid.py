@@ -127,8 +127,6 @@ def expand_grid(notebook, grid: dict | None = None, seeds=None, name: str | None
 
     Order: the product of the grid's values in the order the parameters are given, seeds innermost.
     A grid value that is a list is the values to sweep; a scalar is one value."""
-    import papermill
-
     notebook = Path(notebook)
     if notebook.suffix != ".ipynb" or not notebook.is_file():
         raise SweepError(f"notebook: {str(notebook)!r} is not an existing .ipynb file")

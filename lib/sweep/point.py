@@ -53,7 +53,7 @@ def run_point(spec: dict) -> dict:
                                    log_output=False, execution_timeout=spec.get("cell_timeout_s"))
         status["status"] = "done"
     except papermill.PapermillExecutionError as err:
-        lines = [l for l in (err.source or "").splitlines() if l.strip()]
+        lines = [line for line in (err.source or "").splitlines() if line.strip()]
         status.update(cell_index=err.cell_index, execution_count=err.exec_count,
                       cell_source="\n".join(lines[:3])[:300], ename=err.ename, evalue=str(err.evalue)[:500])
     except Exception as err:                      # kernel died, cell timeout, missing kernel, ...
