@@ -27,6 +27,7 @@ BOUNDARIES = {
     "free_linear_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
     "cone_ratio_median": [(0.8, R), (0.8 - E, P), (1.25, R), (1.25 + E, P), (0.5, P), (0.5 - E, N), (2.0, P), (2.0 + E, N)],
     "fixed_point_fraction": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
+    "fixed_point_fraction_long_window": [(1.0, R), (1.0 - E, P), (0.5, P), (0.5 - E, N)],
     "skip1_min": [(1.0, R), (1.0 - E, P), (0.95, P), (0.95 - E, N)],
     "jac_align_min": [(0.9, R), (0.9 - E, P), (0.7, P), (0.7 - E, N)],
     "tail_max_abs_rho_significant": [(0, R), (1, P), (2, N)],

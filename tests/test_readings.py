@@ -10,8 +10,8 @@ from lib.stats import Estimate
 from tests.constructed import SerialPropagator
 
 
-def _speed(v):
-    return SimpleNamespace(v_tau=SimpleNamespace(v=v), v_frontier=v)
+def _speed(v, position1=1.0):
+    return SimpleNamespace(v_tau=SimpleNamespace(v=v), v_frontier=v, position1_first_loop=position1)
 
 
 def _reading(demand, v, seed=0, learned=True):
@@ -73,19 +73,25 @@ def test_calibration_results_on_constructed_readings():
                 ("streaming", 1): SimpleNamespace(v_tau=SimpleNamespace(slope=0.9)),
                 ("shortcut", 0): SimpleNamespace(v_tau=SimpleNamespace(slope=0.0))}
     c1, c2 = RunConfig(T_train=8), RunConfig(T_train=4)
-    free = {c1: dict(against_n=SimpleNamespace(fit=fit("linear")), cones=SimpleNamespace(v_cone=1.2), tau=_speed(1.0)),
-            c2: dict(against_n=SimpleNamespace(fit=None), cones=SimpleNamespace(v_cone=2.0), tau=_speed(2.0))}
+    free = {c1: dict(against_n=SimpleNamespace(fit=fit("linear")), cones=SimpleNamespace(v_cone=1.2), tau=_speed(1.0),
+                     against_n_uncapped=SimpleNamespace(fit=fit("log"))),
+            c2: dict(against_n=SimpleNamespace(fit=None), cones=SimpleNamespace(v_cone=2.0), tau=_speed(2.0, 0.7),
+                     against_n_uncapped=SimpleNamespace(fit=fit("linear")))}
     res = calibration.calibration_results(controls, {0: fit("flat")}, free)
     assert res["streaming_slope"] == 0.95 and res["shortcut_slope"] == 0.0 and res["shortcut_class"] == "flat"
     assert res["free_linear_fraction"] == 0.5 and res["cone_ratio_median"] == pytest.approx(1.1)
     assert res["free_scaling_classes"] == {c1.contract: "linear", c2.contract: None}
+    assert res["free_linear_fraction_uncapped"] == 0.5          # read with 4x the loops, classes swap here
+    assert res["free_scaling_classes_uncapped"] == {c1.contract: "log", c2.contract: "linear"}
+    assert res["decoder_position1_min"] == 0.7                  # the worst free model's decoder validity
 
 
-def _row(run, recipe, in_acc, ood, tau_star, skip1=1.0, metric=0.9):
+def _row(run, recipe, in_acc, ood, tau_star, skip1=1.0, metric=0.9, T_train=8):
     after = {m: (metric if tau_star else float("nan")) for m in saturation.METRICS}
     after["skip1"] = skip1 if tau_star else float("nan")
     return dict(run=run, model=run, recipe=recipe, in_acc=in_acc, ood_acc=ood, tau_star=tau_star,
-                fixed_fraction=1.0 if tau_star else 0.0, reached=bool(tau_star),
+                fixed_fraction=1.0 if tau_star else 0.0, reached=bool(tau_star), T_train=T_train,
+                reached_long_window=bool(tau_star) or run == "d",
                 converged={"raw": 1.0 if tau_star else 0.0, "cosine": 1.0},
                 budget={m: 0.5 for m in saturation.METRICS}, **after)
 
@@ -112,6 +118,9 @@ def test_saturation_results_read_the_settled_population_past_its_fixed_points():
     assert res["skip1_min"] == 0.8 and res["tail_max_abs_rho_significant"] == 1
     assert res["prop1_fraction"] == 1.0 and res["prop1_holds"] == "1/1"
     assert res["ood_acc_range"] == [0.1, 0.9]
+    assert res["fixed_point_fraction_long_window"] == 1.0                  # d settles within the long window
+    # the operating point: tau* <= T_train - 1 = 7 on a, b, c; d never settles (e did not learn)
+    assert res["premise_met"] == "3/4" and res["skip1_min_at_T_train"] == 0.5 and res["skip1_min_premise"] == 0.5
     too_few = saturation.saturation_results(rows, fitted[:2], corr, checks)
     assert too_few["tail_max_abs_rho_significant"] is None                 # under 3 models: not measured
     none = saturation.saturation_results([_row("x", "settled", 1.0, 0.2, None)], [], corr, [])

@@ -30,11 +30,12 @@ from ..config import run_id
 from ..probes import probe_seed, probe_set
 from . import head, tail
 from .extrapolation import scan_loops
-from .fixedpoint import convergence_all, states
+from .fixedpoint import convergence, convergence_all, states
 from .head import LEARNED      # in-distribution solved fraction for a model to count as fitting its data
 
 METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
 REACHED = 0.5          # share of inputs whose loop settles by the raw criterion (`fixedpoint.convergence`)
+LONG_WINDOW = 128      # loops every model gets in the one-window reading (R37-long-window), whatever its T_train
                        # for a model to count as reaching a fixed point: the recipe search's threshold
 
 
@@ -51,6 +52,8 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
     with torch.no_grad():
         solved = (run.model.decode(hs[c.T_train - 1]).argmax(-1)[:, 1:] == labels[:, 1:]).all(1)
     conv = convergence_all(hs[:, :conv_inputs])
+    long = hs[:LONG_WINDOW, :conv_inputs] if hs.shape[0] >= LONG_WINDOW else states(run.model, tokens[:conv_inputs], LONG_WINDOW)
+    reached_long = convergence(long, "raw").reached_fraction >= REACHED
     at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train, states=hs)
     after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor, states=hs)
     return dict(run=run_id(c), model=f"{recipe} {c.contract} seed {c.seed}", recipe=recipe, demand=c.demand, seed=c.seed,
@@ -59,6 +62,7 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
                 converged={k: v.reached_fraction for k, v in conv.items()}, tau_star=after["tau_star"],
                 fixed_fraction=after["fixed_fraction"],
                 reached=after["tau_star"] is not None and conv["raw"].reached_fraction >= REACHED,
+                reached_long_window=bool(reached_long),
                 budget={m: at_budget[m] for m in METRICS}, **{m: after[m] for m in METRICS})
 
 
@@ -143,6 +147,8 @@ def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks:
         "population": len(population), "learned": len(learned),
         "fixed_points_reached": f"{len(reached)}/{len(population)}",
         "fixed_point_fraction": round(len(reached) / len(population), 3) if population else None,
+        "fixed_point_fraction_long_window": (round(float(np.mean([r["reached_long_window"] for r in population])), 3)
+                                             if population else None),
         "converged_by_criterion": {k: round(float(np.mean([r["converged"][k] for r in population])), 3)
                                    for k in (population[0]["converged"] if population else ())},
         "contrast_fixed_points_reached": f"{sum(r['reached'] for r in others)}/{len(others)}",
