@@ -21,8 +21,9 @@
 # A weight-tied looped transformer applies one block `T` times. After every loop we can decode
 # its answer at every position. On S4 prefix products (`p_i = g_1 ∘ … ∘ g_i`) a model trained
 # under the contract `n_train = 8, T_train = 8` solves about one position per loop: the bright
-# region below grows one column per row — the computation frontier. Give it a longer input and
-# more loops and the frontier keeps moving.
+# region below grows one column per row — the computation frontier. Give it an input twice as long
+# and twice the loops and the frontier keeps moving to the last position; at four times the length it
+# stalls halfway, however many loops it gets (see below).
 #
 # This notebook loads a cached run from the store (no training) and draws its frontier for a
 # chosen `T` (loops) and `n` (input length) through one plain render function.
@@ -59,14 +60,22 @@ print(readout)
 
 # %% [markdown]
 # Rows are loops, columns positions; colour is the fraction of 256 random words whose decoded
-# output at that position is already right. The dashed line marks the training budget `T_train`:
-# below it the model was trained, above it it runs on loops it never saw. The frontier keeps moving
+# output at that position is already right. The dashed line marks the training budget `T_train`,
+# the fewest loops a training word of length `n_train` got (the recipe draws each batch's loops
+# between `T` and `2 T`); no training word was longer than `n_train`. The frontier keeps moving
 # about one position per loop past the budget and past the trained length, so whole words of twice
 # the training length come right once the frontier reaches the last position (the right panel).
 # The run was trained with the settled-loops recipe (`profiles.SETTLED`: loops drawn above the budget,
 # loss on every loop from it on), so in distribution the answer holds past the budget (try `N = 8,
 # T = 32`); at twice the length, loops well past the frontier slowly erode whole words again (try
 # `T = 32`). Notebook 03 measures both.
+#
+# The frontier does not move without limit. At `N = 32` (four times the training length) it stalls
+# by about position 15 in every cached budget-law run (seeds 0-2, demands 0.5-2: the longest prefix with
+# ≥ 90 % of words right is 6-20 positions, reached by loop 29 at the latest), and more loops do not
+# move it on: at `T = 64` the solved prefix has held or shrunk (to nothing at demand 2), positions
+# past it are right for only part of the words, and almost no word of length 32 comes out whole
+# (≤ 1 %). Try `N = 32, T = 64`.
 #
 # ## Move the sliders
 # In JupyterLab the cell below shows a chooser of the cached budget-law runs and sliders for `T`

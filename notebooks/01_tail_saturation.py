@@ -87,7 +87,7 @@ print(f"{len(fitted)} settled models solve their training distribution and reach
 budget_fit = saturation.correlations(rows, metrics_at="budget")
 for m, e in corr.items():
     print(f"{m:10s} rho vs OOD accuracy past tau*: {e}   read at T_train instead: {budget_fit[1][m]}")
-fig = plots.metrics_vs_ood(fitted, corr)
+fig = plots.metrics_vs_ood(fitted, corr, n_ood=plan.ood_factor * plan.settled[0].n_train)
 plots.save(fig, "01_tail_saturation_metrics_vs_ood", PROFILE)
 plt.show()
 

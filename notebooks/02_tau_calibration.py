@@ -59,7 +59,7 @@ controls = {("streaming" if c.streaming else "shortcut", c.seed): calibration.co
 for (kind, seed), r in controls.items():
     print(f"{kind:9s} seed {seed}: solved {r.solved_fraction:.2f}, slope {r.v_tau.slope:+.2f} loops/position "
           f"(R² {r.v_tau.r2:.2f}), tau {np.round(r.tau_curve, 1).tolist()}")
-fig, ax = plt.subplots(figsize=(6, 4))
+fig, ax = plt.subplots(figsize=(8.5, 4), layout="constrained")
 plots.tau_curves({f"{k} seed {s}": r for (k, s), r in controls.items()}, ax=ax,
                  title="controls: streaming (serial forced) and increment (shortcut)")
 plots.save(fig, "02_tau_calibration_controls", PROFILE)

@@ -71,7 +71,7 @@ print(f"profile {PROFILE}: {len(plan.runs)} runs of the settled recipe, {len(pla
 # %% [markdown]
 # ## Runs
 # Cached runs load from `outputs/runs/budget_law/`; a missing one trains here (tens of minutes each on
-# a CPU in the quick profile). A run counts as *learned* when its in-distribution sequence accuracy
+# a CPU in the quick profile). A run counts as *learned* when its in-distribution whole-word accuracy
 # (length n_train, T_train loops) reaches `plan.learned_acc`.
 
 # %%
@@ -85,8 +85,8 @@ print(budget.runs_table({"settled": readings, "fixed-T": contrast}))
 # ## tau(n, i) and the frontier at each training contract (learned runs of the settled recipe)
 
 # %%
-learned = {f"{x['config'].contract} s{x['config'].seed}": x["tau"] for x in readings if x["learned"]}
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+learned = {(x["config"].contract, x["config"].seed): x["tau"] for x in readings if x["learned"]}   # colour: contract, marker: seed
+fig, axes = plt.subplots(1, 2, figsize=(14, 4.3), layout="constrained")
 plots.tau_curves(learned, ax=axes[0])
 plots.frontiers(learned, ax=axes[1])
 plots.save(fig, "03_budget_law_tau_frontier", PROFILE)
@@ -110,8 +110,8 @@ plt.show()
 # ## Rescue and the halting rule at twice the training length
 # At `n = n_long` the training budget `T_train` is too small for a frontier of speed v; extra loops
 # should let it reach the late positions (those beyond `n_train`), and the halting rule
-# `T* = ceil(n_long / v-hat)` should say how many. Solid: late-position accuracy; dashed: whole words;
-# dotted: T*. The table reads both at `T_train`, at the contract's loops for `n_long`, at `T*` and at
+# `T* = ceil(n_long / v-hat)` should say how many. One panel a contract, one colour a seed. Solid:
+# late-position accuracy; dashed: whole words; dotted: T*. The table reads both at `T_train`, at the contract's loops for `n_long`, at `T*` and at
 # the best loop.
 
 # %%

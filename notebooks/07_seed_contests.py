@@ -133,7 +133,8 @@ for name, ms in summary.items():
               f"AUROC {str(e['auroc']) if e['auroc'] else 'undefined':28s} {contest.metric_verdict(e, kind)}")
 
 # %%
-fig = plots.contest_scatter(table, [contest.PRIMARY, "linear_r2", "jac_align", "aa"], plan.threshold)
+fig = plots.contest_scatter(table, [contest.PRIMARY, "linear_r2", "jac_align", "aa"], plan.threshold,
+                            n_ood={name: plan.n_ood(name) for name in table})
 plots.save(fig, "07_seed_contests_scatter", PROFILE)
 plt.show()
 

@@ -346,9 +346,10 @@ def test_prior_rows_read_serial_as_linear_and_a_scan_as_log():
     assert claims.verdict(claims.claim("untied_a5_seq_acc"), 0.0, True, results) == "reproduced"
 
 
-def _row(name, learned, cls, ood, seed=0):
+def _row(name, learned, cls, ood, seed=0, position1=1.0):
     fit = None if cls is None else SimpleNamespace(cls=cls, r2={"log": 0.5, "linear": 0.25})
-    return dict(name=name, seed=seed, learned=learned, fit=fit, extrapolation={16: ood}, n_params=1)
+    return dict(name=name, seed=seed, learned=learned, fit=fit, extrapolation={16: ood}, n_params=1,
+                tau=SimpleNamespace(position1_first_loop=position1))
 
 
 def test_prior_results_on_hand_built_rows():
@@ -357,7 +358,9 @@ def test_prior_results_on_hand_built_rows():
             _row("untied", False, "log", 0.1), _row("tied + scan", True, "linear", 0.9),
             _row("untied + scan", True, "flat", 0.3), _row("untied + scan", True, None, 0.5, seed=1)]
     a5 = [SimpleNamespace(seq_acc=np.array([0.0, 0.3])), SimpleNamespace(seq_acc=np.array([0.9, 0.05]))]
+    rows[3]["tau"].position1_first_loop = 0.04                 # the readout cannot see this untied model's block 1
     r = architecture.prior_results(rows, a5, 16)
+    assert r["decoder_position1"]["untied"] == 0.04 and r["decoder_position1"]["tied"] == 1.0
     assert r["tied_linear_fraction"] == 0.667                # 2 of 3 learned tied runs (the unlearned one not counted)
     assert r["tied_scan_linear_fraction"] == 1.0
     assert r["untied_log_fraction"] == 0.0                   # learned untied runs: a flat one and one without a class
@@ -411,6 +414,13 @@ def test_streaming_pairs_give_each_schedule_its_own_loops():
         wall_reader.streaming_pairs([free], [other], (8,), 16)
 
 
+def test_a_flat_tau_reads_flat_not_as_a_huge_speed():
+    from lib.instruments.head import SpeedFit
+    assert plots.speed_text(SpeedFit(29013.33, 3.4e-5, 1.0, 0.1)) == "flat"       # the shortcut control
+    assert plots.speed_text(SpeedFit(float("inf"), 0.0, 1.0, float("nan"))) == "flat"
+    assert plots.speed_text(SpeedFit(1.05, 0.95, 0.0, 1.0)) == "v = 1.05"
+
+
 def test_figures_draw_from_the_readers_rows():
     import matplotlib
     matplotlib.use("Agg")
@@ -418,7 +428,7 @@ def test_figures_draw_from_the_readers_rows():
             ("untied", fake_run(ScanPropagator(), n_train=4, T_train=4, tied=False))]
     rows = architecture.prior_rows(runs, (2, 3, 4), (8,), count=16)
     assert len(plots.tau_against_n(rows).axes) == 2
-    assert len(plots.frontier_maps(rows).axes) == 4                    # two maps and their colour bars
+    assert len(plots.frontier_maps(rows).axes) == 3                    # two maps and one shared colour bar
     assert len(plots.length_extrapolation(rows).axes[0].lines) == 3    # two runs and the training length
     wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
     assert len(plots.wall_loss(wall).axes) == 1 and len(plots.wall_accuracy(wall, (8,)).axes) == 2
@@ -434,8 +444,15 @@ def test_figures_draw_from_the_readers_rows():
     per_seed = plots.streaming_pairs({("Z5", "joint", s): {"free": {4: 1.0}, "streaming": {4: 0.0}} for s in (0, 1)})
     assert [ln.get_label() for ln in per_seed.axes[0].lines] == ["Z5 joint 0 free", "Z5 joint 0 streaming",
                                                                "Z5 joint 1 free", "Z5 joint 1 streaming"]
-    colours = [ln.get_color() for ln in per_seed.axes[0].lines]
-    assert colours[0] == colours[1] != colours[2] == colours[3]          # one colour a pair
+    lines = per_seed.axes[0].lines
+    # one colour a task and curriculum, one line style a schedule, one marker a seed
+    assert len({ln.get_color() for ln in lines}) == 1
+    assert lines[0].get_linestyle() == lines[2].get_linestyle() != lines[1].get_linestyle() == lines[3].get_linestyle()
+    assert lines[0].get_marker() == lines[1].get_marker() != lines[2].get_marker() == lines[3].get_marker()
+    two_tasks = plots.streaming_pairs({(t, "joint", 0): {"free": {4: 1.0}, "streaming": {4: 0.0}} for t in ("Z5", "S4")})
+    assert two_tasks.axes[0].lines[0].get_color() != two_tasks.axes[0].lines[2].get_color()
+    # a run at 0 at every length hides on the axis: the legend names it
+    assert any("(streaming): all 2 runs" in t.get_text() for t in per_seed.axes[0].get_legend().get_texts())
 
 
 @pytest.mark.parametrize("profile", ["smoke", "quick"])

@@ -68,7 +68,7 @@ def test_quickstart_sliders_change_the_figure(tmp_path):
                                    "&& window.jupyterapp.shell.currentWidget.sessionContext.session "
                                    "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel")
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            label = page.locator(".widget-label", has_text="sequence accuracy")
+            label = page.locator(".widget-label", has_text="whole-word accuracy")
             label.wait_for()
             before = label.inner_text()
             image_before = page.locator(".widget-output img").last.get_attribute("src")
@@ -76,7 +76,7 @@ def test_quickstart_sliders_change_the_figure(tmp_path):
             handle.focus()
             handle.press("ArrowLeft")                                  # T: 16 -> 15
             page.wait_for_function("(b) => { const e = [...document.querySelectorAll('.widget-label')]"
-                                   ".find(x => x.innerText.includes('sequence accuracy'));"
+                                   ".find(x => x.innerText.includes('whole-word accuracy'));"
                                    " return e && e.innerText !== b; }", arg=before)
             after = label.inner_text()
             page.wait_for_function("(b) => { const i = [...document.querySelectorAll('.widget-output img')];"
