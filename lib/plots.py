@@ -548,6 +548,11 @@ def rescue(rescued: dict, n_long: int):
     rescued: config -> budget.rescue(...)."""
     contracts = sorted({c.contract: c.demand for c in rescued}.items(), key=lambda kv: kv[1])
     seeds = sorted({c.seed for c in rescued})
+    if not contracts:                   # no contract learned: nothing to rescue, say so rather than fail
+        fig, ax = plt.subplots(figsize=(5, 2))
+        ax.text(0.5, 0.5, f"rescue at n = {n_long}: no run learned its contract", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
     fig, axes = plt.subplots(1, len(contracts), figsize=(3.9 * len(contracts) + 1.8, 3.8), squeeze=False,
                              sharey=True, layout="constrained")
     for ax, (contract, _) in zip(axes[0], contracts):

@@ -112,3 +112,9 @@ def test_the_frontier_helper_refuses_loops_past_an_untied_models_depth(store_roo
         plots.render_frontier(run, T=4, n=4, count=8)
     fig, readout = plots.render_frontier(run, T=3, n=4, count=8)
     assert "n=4 T=3" in readout
+
+
+def test_the_rescue_figure_of_a_run_set_with_nothing_learned_is_a_note_not_an_error():
+    from lib import plots
+    fig = plots.rescue({}, n_long=8)
+    assert "no run learned" in fig.axes[0].texts[0].get_text()
