@@ -202,14 +202,3 @@ def test_best_accuracy_equals_the_plain_reader(monkeypatch, outer):
     assert fixedpoint.best_accuracy(m, tokens, wrong, T, causal=True) == 0.0
     assert len(passes) == 1 or not fixedpoint._prefix_exact(m, tokens, 32)  # the prefix pass decides it alone
 
-
-def test_board_accuracy_equals_the_plain_reader(monkeypatch):
-    from lib.instruments import head
-    torch.manual_seed(0)
-    m = LoopedTransformer(LoopConfig(vocab_size=4, n_classes=3, n_layers=1, d_model=16, n_heads=2, causal=False,
-                                     outer_norm=True, max_len=64)).eval()
-    tokens, labels = _words_and_labels(m, 20, 12, 6, 2)
-    tokens[:, 1::3] = 0                                                     # the blanks
-    monkeypatch.setattr(fixedpoint, "CHUNK_TOKENS", 50)
-    fast, plain = fixedpoint.board_accuracy(m, tokens, labels, 6), head.board_accuracy_by_loops(m, tokens, labels, 6)
-    assert all(np.array_equal(a, b) for a, b in zip(fast, plain)) and fast[0].max() > 0

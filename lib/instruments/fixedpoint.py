@@ -16,7 +16,9 @@ A looped model iterates G_e(h) = F(inject(h, e)) from h^0 = e. A fixed point is 
 Paper B's grid (notebook 09) reads these per run (`summary`), calls a run's fixed points stable when
 all three axes agree (`stable_fixed_points`), and compares configurations where one of them scores
 beyond the training length (`comparison_length`); its sudoku contest reads boards per loop
-(`sudoku_readings`). `stability_results` turns the readings into the ledger's numbers.
+(`sudoku_readings`). `stability_results` turns the readings into the ledger's numbers. The grid's
+longest scan, extrapolation, is read by `best_accuracy_by_length`: exactly the best loop of
+`extrapolation.accuracy_by_length`, by exact shortcuts (see "the long scan, read faster" below).
 """
 from __future__ import annotations
 
@@ -233,22 +235,22 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
         extrap=best_accuracy_by_length(run, test_ns, EXTRAPOLATION_FACTOR, eval_count))
 
 
-# --- the long scans, read faster --------------------------------------------------------------------
+# --- the long scan, read faster ---------------------------------------------------------------------
 # Most of 09's time is the extrapolation scan (512 words, up to 1.5 x 128 loops at n = 128, for every
-# run) and the sudoku scan. The readers below return exactly what `extrapolation.accuracy_by_length`
-# (its best loop) and `head.board_accuracy_by_loops` return, by three exact shortcuts:
+# run). `best_accuracy_by_length` returns exactly the best loop of `extrapolation.accuracy_by_length`,
+# by three exact shortcuts:
 # - inputs run in chunks of about CHUNK_TOKENS positions, one loop at a time, each loop decoded as it
 #   comes (no stack of every loop's states and logits): the same products on a working set that fits
-#   the cache. Each input is its own map, and the kernels give an input's rows the same bits in any
+#   the cache (about 1.5x faster on one CPU thread at n = 128). Each input is its own map, and the kernels give an input's rows the same bits in any
 #   batch; `_batch_independent` checks that on the run itself (one loop, whole batch against chunks
 #   and a few inputs alone) and the reader falls back to the plain one where it does not hold;
 # - causal models, whole-word accuracy: position i's state depends on positions <= i only, and a word
 #   is right only if every prefix of it is. A cheap first pass on a prefix of every word finds the words
 #   whose prefix is right at some loop, and the last such loop; the full words run only for those, only
 #   that far (a word wrong at a loop adds nothing to that loop's accuracy). The prefix pass must give
-#   the full run's bits on its positions: the attention kernel reduces a row in vector-width blocks,
-#   so prefixes are a multiple of PREFIX_BLOCK tokens, and `_prefix_exact` checks it on the run itself
-#   (else no prefix pass);
+#   the full run's bits on its positions: on this CPU the fused attention kernel gives them for
+#   prefixes of a multiple of PREFIX_BLOCK tokens (it reduces a row in vector-width blocks; other
+#   lengths differ in the last bits), and `_prefix_exact` checks it on the run itself (else no prefix pass);
 # - the best loop needs only the loops that can beat the best so far: a loop where fewer prefixes are
 #   right than the best loop's whole words cannot, and a word stops once none of its remaining loops can.
 # Which prefixes to try (`_first_prefix`, `_next_prefix`) decides only the time, never the numbers.
@@ -379,24 +381,6 @@ def best_accuracy_by_length(run, test_ns, loops_factor: float, count: int) -> di
     return out
 
 
-@torch.no_grad()
-def board_accuracy(model, tokens: torch.Tensor, labels: torch.Tensor, T_max: int,
-                   blank: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Exactly `head.board_accuracy_by_loops`, the loops run in chunks of inputs (see the section's comment)."""
-    per_chunk = max(1, CHUNK_TOKENS // tokens.shape[1])
-    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):
-        return board_accuracy_by_loops(model, tokens, labels, T_max, blank)
-    e = model.embed_tokens(tokens)
-    h, correct = e, []
-    for t in range(T_max):
-        h, logits = _chunked(model, h, e, t, per_chunk)
-        correct.append(logits.argmax(-1)[:, 1:] == labels[:, 1:])
-    correct = torch.stack(correct)                                                  # (T, B, n)
-    to_solve = (tokens[:, 1:] == blank)[None]
-    cell = (correct & to_solve).sum((1, 2)).double() / to_solve.sum()
-    return cell.numpy(), correct.all(-1).double().mean(-1).numpy()
-
-
 DEFAULT_KNOBS = ("none", False, "pre", "add", "layer")   # profiles.Knobs' fields and their defaults
 
 
@@ -468,7 +452,7 @@ def sudoku_readings(sudoku_runs: dict, givens, loops_factor: float = 2) -> dict:
             c = run.config
             for g in givens:
                 tokens, labels = sudoku_set(g, c.eval_count, seed=probe_seed("tail", c.seed))
-                cell, board = board_accuracy(run.model, tokens, labels, scan_loops(c, c.n_train, loops_factor))
+                cell, board = board_accuracy_by_loops(run.model, tokens, labels, scan_loops(c, c.n_train, loops_factor))
                 out[(recall, c.seed, g)] = dict(cell=cell, board=board, T=c.T_train,
                                                 best_board_loop=best_loop(board)[1])
     return out
