@@ -26,11 +26,10 @@ Decided before any candidate was trained:
   its speed-up is the recipe's mean CPU-seconds over its mean. Reported beside it, not judged: whole-word
   accuracy at 2 n_train with the loops the run gets there (a faster recipe that extrapolates worse is
   another recipe, and the science's runs keep theirs: nothing here changes a profile).
-Note added 2026-12-01 (evening), after batch 256 seed 1 was seen oscillating at length 8 (its seed 0 had
-learned, at 1.3x the recipe's mean cost): a seed may be stopped by hand (`--stop`) once the CPU-seconds
-it has spent lift its candidate's mean above the recipe's mean, so the candidate can no longer learn in
-fewer CPU-seconds whatever the seed does next. It is reported as stopped (not learned by then), its
-spent CPU-seconds a lower bound, and its candidate gets no speed-up.
+- a seed may be stopped by hand (`--stop`) once the CPU-seconds it has spent lift its candidate's mean
+  above the recipe's mean, so the candidate can no longer learn in fewer CPU-seconds whatever the seed
+  does next; it is reported as stopped (not learned by then), its spent CPU-seconds a lower bound, and
+  its candidate gets no speed-up (when this was added, and why: paper/DECISIONS.md).
 """
 from __future__ import annotations
 
@@ -45,7 +44,7 @@ from pathlib import Path
 
 import torch
 
-from bench.search_log import parse_share
+from searches.search_log import parse_share
 
 OUT = Path(__file__).parent / "results" / "time_to_learn.json"
 CANDIDATES = {"batch 64, lr 1e-3": {"batch": 64}, "batch 256, lr 2e-3": {"batch": 256, "lr": 2e-3}}

@@ -61,14 +61,14 @@ class BudgetLawPlan:
         return tuple(dict.fromkeys(self.runs + self.fixed))
 
 
-# The quick profile was settled by measurement (bench/quick_profile_search.py, results in
-# bench/results/quick_profile_search.jsonl and the issue's closing note).
+# The quick profile was settled by measurement (searches/quick_profile_search.py, results in
+# searches/results/quick_profile_search.jsonl and the issue's closing note).
 _QUICK_BASE = RunConfig(experiment="budget_law", task="S4", n_train=8, n_layers=2, d_model=64, n_heads=4,
                         injection="adapter", batch=128, lr=1e-3, warmup=100, max_steps=12000, polish_steps=300)
 _QUICK_T = (16, 8, 4, 2)           # demand n_train / T_train = 0.5, 1, 2, 4
 
-# The settled-loops recipe, picked by bench/settle_search.py under the rule written in its docstring
-# before any candidate trained (results in bench/results/settle_search.jsonl): the budget at each
+# The settled-loops recipe, picked by searches/settle_search.py under the rule written in its docstring
+# before any candidate trained (results in searches/results/settle_search.jsonl): the budget at each
 # curriculum length holds the contract's demand (T = ceil(n T_train / n_train)), each batch draws its
 # loops in [T, 2T], an outer norm keeps the state bounded, and the loss is the mean over every loop
 # from T on, so a loop is asked to keep its answer past the budget. The contract stays
@@ -262,7 +262,7 @@ def matched_untied(cfg: RunConfig) -> RunConfig:
     return best[1]
 
 
-# The quick untied control's recipe: bench/untied_search.py's pick by its logged rule, (name, changes) as
+# The quick untied control's recipe: searches/untied_search.py's pick by its logged rule, (name, changes) as
 # its RECIPES has it (tests/test_thin_08_09.py holds it against the log); None while no candidate learns.
 UNTIED_PICK: tuple[str, dict] | None = (
     "depth_init_lr3e-4_60k", {"residual_init": "depth", "lr": 3e-4, "warmup": 1000, "max_steps": 60000})
@@ -520,14 +520,14 @@ class ContestPlan:
         return self.contests[name][0].loops_at(self.n_ood(name))
 
 
-# Contest seeds on group word problems: above the pilot's seeds (bench/contest_pilot.py), which chose the
+# Contest seeds on group word problems: above the pilot's seeds (searches/contest_pilot.py), which chose the
 # contests' test lengths and never enter a contest. Seeds 3-6 at T = 8 and T = 4 are also members of the
 # tail population (01), where only their OOD accuracy and tail metrics are read, never a head metric.
 CONTEST_PILOT_SEEDS = (0, 1, 2)
 CONTEST_SEEDS = tuple(range(3, 19))
 CONTEST_THRESHOLD = 0.5     # a seed "generalizes" at OOD whole-word accuracy >= this: the pilot's and the contests'
 # The quick contests' test lengths, chosen by the pilot's rule on its OOD accuracies alone
-# (bench/results/contest_pilot.json, 2026-12-01; tests/test_contest.py holds the two equal): at 2 n_train
+# (searches/results/contest_pilot.json, 2026-12-01; tests/test_contest.py holds the two equal): at 2 n_train
 # the T = 8 pilot seeds all generalize (0.83-0.89) and the T = 4 ones all fail (0.00-0.29), so each
 # contest reads the longest length at which its pilot seeds split.
 CONTEST_TARGETS = {"S4 n8 T8": 22, "S4 n8 T6": 15, "S4 n8 T4": 15}
@@ -540,7 +540,7 @@ def contest_contracts(profile: str) -> dict[str, RunConfig]:
     budget-law contracts in the quick profile, so contest seeds 3-6 there share their stored runs with
     the tail population (notebook 01); T = 3/4 n_train is trained for the contests alone. Which
     contracts become contests, and at which test length, is decided by the pilot
-    (bench/contest_pilot.py) on seeds that never enter a contest."""
+    (searches/contest_pilot.py) on seeds that never enter a contest."""
     check_params(profile, [0])
     base = {"smoke": _SMOKE_BASE, "quick": _QUICK_BASE, "paper": replace(_PAPER_BASE, **PRESETS["s"])}[profile]
     n = base.n_train
@@ -557,7 +557,7 @@ def contests(profile: str, seeds=None) -> ContestPlan:
     every seed in `seeds` (default CONTEST_SEEDS, smoke its first four; the pilot's seeds and duplicates
     are refused). quick: the contracts
     and test lengths the pilot kept (CONTEST_TARGETS); paper: 2 n_train, the issue's default, because no
-    pilot has run at the paper's scale (run bench/contest_pilot.py there first and record its lengths
+    pilot has run at the paper's scale (run searches/contest_pilot.py there first and record its lengths
     here); smoke: tiny S3 contests at 2 n_train, for tests."""
     if seeds is None:                       # smoke: four seeds, enough for the plumbing
         seeds = CONTEST_SEEDS[:4] if profile == "smoke" else CONTEST_SEEDS
@@ -587,12 +587,12 @@ def contests(profile: str, seeds=None) -> ContestPlan:
 # ---------------------------------------------------------------------------------------------
 # 08 easy-to-hard replication and 09 fixed-point stability (Paper B)
 
-# The quick prefix-sums run every candidate of bench/prefix_sums_search.py changes (held apart, so a pick
+# The quick prefix-sums run every candidate of searches/prefix_sums_search.py changes (held apart, so a pick
 # applied to notebook 08 does not move the search's own runs)
 PREFIX_SUMS_SEARCH_BASE = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
                                     d_model=32, n_heads=2, batch=128, max_steps=8000, polish_steps=200)
 # 08's quick recipe: the search's pick by its logged rule, (name, changes to the base) as
-# bench/prefix_sums_search.py's RECIPES has it (tests/test_thin_08_09.py holds it against the log's decision);
+# searches/prefix_sums_search.py's RECIPES has it (tests/test_thin_08_09.py holds it against the log's decision);
 # None while the search has not decided: 08 trains the base
 PREFIX_SUMS_PICK: tuple[str, dict] | None = ("settled_local", {"schedule": "proportional", "T_jitter": 2.0,
                                                                  "outer_norm": True, "loss_loops": "tail",
@@ -769,9 +769,7 @@ def sudoku_base(profile: str) -> RunConfig:
     return RunConfig(**{**board, **size, "n_layers": 1})
 
 
-# 09's quick sudoku as it stood before bench/sudoku_pilot.py: the pilot's candidates change it
-SUDOKU_QUICK_BASE = sudoku_base("quick")
-# 09's quick sudoku recipe: the pilot's pick by its logged rule, (name, changes) as bench/sudoku_pilot.py's
+# 09's quick sudoku recipe: the pilot's pick by its logged rule, (name, changes) as searches/sudoku_pilot.py's
 # RECIPES has it (tests/test_thin_08_09.py holds it against the log); None while the pilot has not decided
 SUDOKU_PICK: tuple[str, dict] | None = ("grid34", {"pos": "grid", "max_steps": 4000})
 

@@ -133,7 +133,7 @@ def test_the_primary_metric_counts_contests_in_one_direction():
 
 
 def test_pilot_target_length_rule():
-    from bench.contest_pilot import target_length
+    from searches.contest_pilot import target_length
     # 2 n_train splits: it is the target even when a longer length also splits
     acc = {12: [0.9, 0.8, 0.3], 16: [0.6, 0.2, 0.1], 20: [0.55, 0.1, 0.0], 24: [0.1, 0.0, 0.0]}
     assert target_length(acc, 8) == 16
@@ -147,7 +147,7 @@ def test_pilot_target_length_rule():
 
 
 def test_pilot_seeds_never_enter_a_contest():
-    from bench.contest_pilot import OUT, PILOT_SEEDS
+    from searches.contest_pilot import OUT, PILOT_SEEDS
     assert not set(PILOT_SEEDS) & set(profiles.CONTEST_SEEDS) and len(profiles.CONTEST_SEEDS) == 16
     pilot = json.loads(OUT.read_text())                      # the seeds the committed pilot actually read
     assert all(p["pilot_seeds"] == list(profiles.CONTEST_PILOT_SEEDS) for p in pilot.values())
@@ -162,7 +162,7 @@ def test_pilot_seeds_never_enter_a_contest():
 def test_quick_contest_targets_are_the_pilots():
     import json
     from pathlib import Path
-    pilot = json.loads((Path(__file__).resolve().parent.parent / "bench/results/contest_pilot.json").read_text())
+    pilot = json.loads((Path(__file__).resolve().parent.parent / "searches/results/contest_pilot.json").read_text())
     assert profiles.CONTEST_TARGETS == {name: r["target_n"] for name, r in pilot.items() if r["target_n"] is not None}
     assert set(profiles.CONTEST_TARGETS) == set(profiles.contest_contracts("quick"))
 

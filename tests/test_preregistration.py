@@ -37,7 +37,7 @@ def test_no_exploratory_plan_uses_a_reserved_seed():
 
 
 def test_no_search_or_pilot_sets_a_mode_so_none_can_use_a_reserved_seed():
-    for path in sorted((PROJECT_ROOT / "bench").glob("*.py")):
+    for path in sorted([*(PROJECT_ROOT / "bench").glob("*.py"), *(PROJECT_ROOT / "searches").glob("*.py")]):
         assert not re.search(r"\bmode\s*=\s*['\"]cpu|\bmode\s*=\s*['\"]cuda", path.read_text()), path.name
 
 

@@ -28,11 +28,11 @@ EXTRA_PLANS = {"operator_wall_unequal": lambda p: profiles.operator_wall(p),
 
 # the recipe searches and pilots: module -> every config it trains or reads
 SEARCHES = {
-    "bench.settle_search": lambda m: [m.config(r, d, s) for r, d, s in m.QUEUE],
-    "bench.prefix_sums_search": lambda m: [m.config(r, s) for r, s in m.QUEUE],
-    "bench.untied_search": lambda m: [m.config(r, s) for r, s in m.QUEUE] + [m.config(r, m.HELD_OUT_SEED) for r in m.RECIPES],
-    "bench.sudoku_pilot": lambda m: [m.config(r, s) for r, s in m.QUEUE],
-    "bench.contest_pilot": lambda m: [profiles.contest_config(c, s) for c in profiles.contest_contracts("quick").values()
+    "searches.settle_search": lambda m: [m.config(r, d, s) for r, d, s in m.QUEUE],
+    "searches.prefix_sums_search": lambda m: [m.config(r, s) for r, s in m.QUEUE],
+    "searches.untied_search": lambda m: [m.config(r, s) for r, s in m.QUEUE] + [m.config(r, m.HELD_OUT_SEED) for r in m.RECIPES],
+    "searches.sudoku_pilot": lambda m: [m.config(r, s) for r, s in m.QUEUE],
+    "searches.contest_pilot": lambda m: [profiles.contest_config(c, s) for c in profiles.contest_contracts("quick").values()
                                       for s in m.PILOT_SEEDS],
     "bench.time_to_learn": lambda m: [m.recipe_config(s) for s in m.SEEDS] + m.candidate_configs(),
     "bench.cpu_step_speed": lambda m: list(m.CONFIGS.values()),

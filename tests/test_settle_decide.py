@@ -1,9 +1,9 @@
-"""The recipe search's pre-registered rule (bench/settle_search.py), applied to constructed log rows."""
+"""The recipe search's pre-registered rule (searches/settle_search.py), applied to constructed log rows."""
 import json
 
 import pytest
 
-from bench.settle_search import decide
+from searches.settle_search import decide
 
 
 def _row(recipe, demand, seed, v, in_acc=1.0, raw=0.9, at_4T=0.95, best=0.5):
@@ -40,7 +40,7 @@ def test_missing_seeds_and_stopped_runs():
 
 
 def test_prefix_sums_search_rule_on_constructed_rows():
-    from bench.prefix_sums_search import RECIPES, decide
+    from searches.prefix_sums_search import RECIPES, decide
     names = list(RECIPES)
 
     def row(recipe, seed, in_acc, best64, wall=100.0):
@@ -57,7 +57,7 @@ def test_prefix_sums_search_rule_on_constructed_rows():
 
 
 def test_untied_search_rule_waits_for_earlier_candidates_and_prefers_the_matched_width():
-    from bench.untied_search import RECIPES, config, decide
+    from searches.untied_search import RECIPES, config, decide
     names = list(RECIPES)
     row = lambda r, s, acc: {"recipe": r, "seed": s, "in_acc_T": acc}   # noqa: E731
     first_fails = [row(names[0], 0, 0.95), row(names[0], 1, 0.4)]
@@ -75,7 +75,7 @@ def test_untied_search_rule_waits_for_earlier_candidates_and_prefers_the_matched
 
 
 def test_the_untied_second_round_trains_its_failed_seed_first_and_no_more_if_it_misses():
-    from bench.untied_search import QUEUE, RECIPES, SEED_ORDER, SEEDS, decided
+    from searches.untied_search import QUEUE, RECIPES, SEED_ORDER, SEEDS, decided
     assert all(sorted(order) == sorted(SEEDS) for order in SEED_ORDER.values()) and set(SEED_ORDER) <= set(RECIPES)
     mine = [s for r, s in QUEUE if r == "depth_init_lr3e-4_60k"]
     assert mine == [1, 0] and len(QUEUE) == len(RECIPES) * len(SEEDS)
@@ -84,7 +84,7 @@ def test_the_untied_second_round_trains_its_failed_seed_first_and_no_more_if_it_
 
 
 def test_held_out_seed_needs_a_pick_before_any_work(tmp_path, monkeypatch):
-    from bench import untied_search
+    from searches import untied_search
     monkeypatch.setattr(untied_search, "LOG", tmp_path / "log.jsonl")
     with pytest.raises(SystemExit, match="--held-out: no candidate picked yet"):
         untied_search.main(["--held-out"])
@@ -93,7 +93,7 @@ def test_held_out_seed_needs_a_pick_before_any_work(tmp_path, monkeypatch):
 
 def test_worker_shares_are_checked_before_any_work():
     import pytest
-    from bench.search_log import parse_share
+    from searches.search_log import parse_share
     assert parse_share("1/2", "--worker") == (1, 2)
     for bad in ("2/2", "0/0", "-1/2", "x", "1/2/3"):
         with pytest.raises(SystemExit, match="--shard: expected i/k"):
@@ -102,7 +102,7 @@ def test_worker_shares_are_checked_before_any_work():
 
 def test_a_worker_skips_only_recipes_decided_false_on_both_parts(tmp_path, monkeypatch):
     import json
-    import bench.settle_search as search
+    import searches.settle_search as search
     monkeypatch.setattr(search, "LOG", tmp_path / "log.jsonl")
     assert search.decided_out("fixed") is False                       # nothing logged: nothing decided
     rows = [dict(recipe="fixed", demand=0.5, seed=0, abandoned="ran away"), _row("fixed", 1.0, 0, 1.0, raw=0.1),
@@ -137,7 +137,7 @@ def test_time_to_learn_refuses_bad_input_before_doing_anything(capsys):
         assert "error:" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module", ["bench.prefix_sums_search", "bench.untied_search"])
+@pytest.mark.parametrize("module", ["searches.prefix_sums_search", "searches.untied_search"])
 def test_a_search_skips_the_other_seed_of_a_recipe_one_seed_has_failed(tmp_path, monkeypatch, module):
     """Rule 1 needs every seed at the bar, so one seed below it decides the recipe: its other seed is
     not trained, and the rule reads the recipe as not learning (not as unmeasured)."""
@@ -153,7 +153,7 @@ def test_a_search_skips_the_other_seed_of_a_recipe_one_seed_has_failed(tmp_path,
                 "best": {"64": [0.1, 3]}, "train_wall_s": 10.0}
     monkeypatch.setattr(search, "measure_one", fake_measure)
     assert search.main(["--worker", "0/1"]) == 0
-    after = names[1:2] if module == "bench.untied_search" else names[1:]   # the untied search stops at its pick
+    after = names[1:2] if module == "searches.untied_search" else names[1:]   # the untied search stops at its pick
     assert calls == [(names[0], 0)] + [(r, s) for r in after for s in search.SEEDS]
     d = search.decide([json.loads(x) for x in search.LOG.read_text().splitlines()])
     learns = d["recipes"][names[0]]["learns"] if "recipes" in d else d["learns"][names[0]]
@@ -163,7 +163,7 @@ def test_a_search_skips_the_other_seed_of_a_recipe_one_seed_has_failed(tmp_path,
 def test_the_untied_search_trains_no_candidate_after_its_pick():
     """Rule 2 takes the first learner in order: once it has one, later candidates cannot change the
     pick and are decided; before that only a failed recipe's other seed is."""
-    from bench.untied_search import RECIPES, decided
+    from searches.untied_search import RECIPES, decided
     names = list(RECIPES)
     row = lambda r, s, acc: {"recipe": r, "seed": s, "in_acc_T": acc}   # noqa: E731
     rows = [row(names[0], 0, 0.1), row(names[0], 1, 0.2), row(names[1], 0, 0.95)]

@@ -299,7 +299,7 @@ def test_every_grid_holds_the_configurations_claims_1_and_3_read(base):
 
 @pytest.mark.parametrize("pick", [None, "settled", "progressive", "paper_b", "settled_local", "paper_b_d64"])
 def test_the_knob_grid_builds_around_any_pick_and_reads_08s_own_run(monkeypatch, pick):
-    from bench.prefix_sums_search import RECIPES
+    from searches.prefix_sums_search import RECIPES
     monkeypatch.setattr(profiles, "PREFIX_SUMS_PICK", None if pick is None else (pick, RECIPES[pick]))
     plan = profiles.stability("quick")
     e2h = profiles.easy_to_hard("quick")
@@ -336,8 +336,8 @@ def _picked(search, pick) -> tuple[str, dict] | None:
 
 
 def test_08s_quick_recipe_is_the_prefix_search_pick_by_its_log():
-    """08 trains what bench/prefix_sums_search.py's logged rule picked, and its runs are the search's own."""
-    from bench import prefix_sums_search as search
+    """08 trains what searches/prefix_sums_search.py's logged rule picked, and its runs are the search's own."""
+    from searches import prefix_sums_search as search
     from lib.config import run_id
     if (pick := _picked(search, profiles.PREFIX_SUMS_PICK)) is not None:
         assert ([run_id(c) for c in profiles.easy_to_hard("quick").runs]
@@ -345,17 +345,17 @@ def test_08s_quick_recipe_is_the_prefix_search_pick_by_its_log():
 
 
 def test_09s_quick_sudoku_is_the_pilot_pick_by_its_log():
-    """09's quick sudoku is what bench/sudoku_pilot.py's logged rule picked; the pilot's run is 09's own."""
-    from bench import sudoku_pilot as pilot
+    """09's quick sudoku is what searches/sudoku_pilot.py's logged rule picked; the pilot's run is 09's own."""
+    from searches import sudoku_pilot as pilot
     from lib.config import run_id
     if (pick := _picked(pilot, profiles.SUDOKU_PICK)) is not None:
         assert run_id(profiles.stability("quick", (0,)).sudoku["internal"][0]) == run_id(pilot.config(pick[0], 0))
 
 
 def test_04s_quick_untied_control_is_the_untied_search_pick_by_its_log():
-    """04's untied control (and its A5 run) trains what bench/untied_search.py's logged rule picked, and
+    """04's untied control (and its A5 run) trains what searches/untied_search.py's logged rule picked, and
     the search's runs are 04's own."""
-    from bench import untied_search as search
+    from searches import untied_search as search
     from lib.config import run_id
     if (pick := _picked(search, profiles.UNTIED_PICK)) is not None:
         plan = profiles.architecture_prior("quick", search.SEEDS)

@@ -1,9 +1,9 @@
 """Recipe search for easy-to-hard prefix sums that learn n_train and extrapolate 4x (issue: "Easy-to-hard
 that learns and extrapolates 4x, and Paper B's knobs as its code has them"), by measurement.
 
-    OMP_NUM_THREADS=1 python -m bench.prefix_sums_search --worker 0/2 [--compile]   # two 1-thread workers
-    python -m bench.prefix_sums_search --table                                       # the log as a table
-    python -m bench.prefix_sums_search --decide                                      # the rule below
+    OMP_NUM_THREADS=1 python -m searches.prefix_sums_search --worker 0/2 [--compile]   # two 1-thread workers
+    python -m searches.prefix_sums_search --table                                       # the log as a table
+    python -m searches.prefix_sums_search --decide                                      # the rule below
 
 Every candidate is the quick easy-to-hard run (prefix sums, n_train 16, T_train 16, 1 layer, d = 32,
 batch 128, 8,000 steps: `profiles.PREFIX_SUMS_SEARCH_BASE`) with the changes listed in RECIPES, borrowed
@@ -13,17 +13,17 @@ project's settled loops (`profiles.SETTLED`). Each is trained at seeds 0 and 1 t
 (`outputs/runs/easy_to_hard/`, notebook 08's experiment, checkpointed, so a stopped search resumes) and read on the
 `extrapolation` probe sets: whole-word accuracy at n = 16 with T_train loops, and at n = 32, 64 and 128
 after every loop up to LOOPS_FACTOR x the loops the run gets there. One JSON line per (recipe, seed)
-goes to bench/results/prefix_sums_search.jsonl: config, wall time, steps, readings.
+goes to searches/results/prefix_sums_search.jsonl: config, wall time, steps, readings.
 
-Decided before any candidate was trained (the rule the choice is made by):
+The rule the choice is made by (fixed before any candidate trained; its one amendment, made before any
+candidate of this log trained: paper/DECISIONS.md):
 1. a recipe *learns* when both seeds reach whole-word accuracy >= 0.9 at n_train with T_train loops;
 2. among recipes that learn, the one with the higher minimum over seeds of the best-loop whole-word
    accuracy at 4 n_train (n = 64) wins; ties (within 0.01) go to the cheaper one (total train
    wall time), then to the earlier in RECIPES;
 3. if none learns, notebook 08 keeps its recipe and says so; the 4x claim stays *not measured*.
-Added 2026-12-02 (second time: the first log was lost with an unlanded branch), before any candidate of
-this log trained: a recipe one of whose seeds misses rule 1's bar is decided then (rule 1 needs both
-seeds, so the other cannot change it) and its other seed is not trained.
+A recipe one of whose seeds misses rule 1's bar is decided then (rule 1 needs both seeds, so the other
+cannot change it), and its other seed is not trained.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from bench.search_log import failed, search_main
+from searches.search_log import failed, search_main
 
 LOG = Path(__file__).parent / "results" / "prefix_sums_search.jsonl"
 SEEDS = (0, 1)

@@ -1,10 +1,10 @@
 """Recipe search for an untied control that learns S4 (issue: "Selection results at a fair budget"),
 by measurement.
 
-    OMP_NUM_THREADS=1 python -m bench.untied_search --worker 0/2 [--compile]   # two 1-thread workers
-    python -m bench.untied_search --table
-    python -m bench.untied_search --decide
-    OMP_NUM_THREADS=1 python -m bench.untied_search --held-out [--compile]   # the pick's held-out seed 2
+    OMP_NUM_THREADS=1 python -m searches.untied_search --worker 0/2 [--compile]   # two 1-thread workers
+    python -m searches.untied_search --table
+    python -m searches.untied_search --decide
+    OMP_NUM_THREADS=1 python -m searches.untied_search --held-out [--compile]   # the pick's held-out seed 2
 
 The control (`profiles.matched_untied` of the quick budget-law run n = 8, T = 8): the same depth, 16
 layer applications (2 layers x 8 loops), each now its own layer, at the width whose parameter count is
@@ -15,32 +15,24 @@ model's). Seeds 0 and 1 per candidate, through the store under notebook 04's exp
 (`outputs/runs/architecture_prior/`, so the picked candidate's runs are the notebook's untied control,
 not trained twice);
 read: whole-word accuracy at n_train with T_train loops and the length the curriculum reached. One JSON
-line per (recipe, seed) to bench/results/untied_search.jsonl.
+line per (recipe, seed) to searches/results/untied_search.jsonl.
 
-Decided before any candidate was trained (the rule the choice is made by):
+The rule the choice is made by (fixed before any candidate trained; each amendment was made before the
+runs it touches trained, and when and on what knowledge: paper/DECISIONS.md):
 1. a candidate *learns* when both seeds reach whole-word accuracy >= 0.9 at n_train (= 8);
-2. the first learner in RECIPES order (they are listed cheapest and closest to the quick recipe first)
-   becomes the untied control of notebook 04 and its A5 run; parameter-matched candidates come before
-   "d32", which is used only when no matched candidate learns, and then says so;
-3. if none learns, the untied claims stay *not measured* with this log as the reason.
-Added 2026-12-02, before any candidate trained: two more candidates after the first four, the outer norm
-on the state after every block (the tied model's, matched) and half the depth at matched parameters (8
-layers, d = 32: labelled depth-unmatched), both before "d32"; rule 2's order is RECIPES' order. And:
+2. the first learner in RECIPES order becomes the untied control of notebook 04 and its A5 run. The
+   first round's candidates come cheapest and closest to the quick recipe first; "outer_norm" (the
+   tied model's norm on the state after every block) and "depth8" (half the depth at matched
+   parameters: labelled depth-unmatched) after them; then the second round's one candidate,
+   depth_init_lr3e-4_60k (the budget raised again: depth_init_lr3e-4_30k's seed 0 learned at step
+   28,469 of 30,000, its seed 1 reached length 6), parameter- and depth-matched; "d32"
+   (width-unmatched) last, used only when no other candidate learns, and then says so;
+3. if none learns, the untied claims stay *not measured* with this log as the reason;
 4. the pick's seed 2, held out from the choice (`--held-out`), is trained afterwards and logged with
    `held_out: true`; its learned or not is reported beside the two seeds the pick was chosen on.
-Added 2026-12-02 (second time: the first log was lost with an unlanded branch), before any candidate of
-this log trained: a candidate one of whose seeds misses rule 1's bar is decided then (rule 1 needs both
-seeds) and its other seed is not trained.
-Added 2026-12-02 (third session), after lr3e-4_warm1000 failed and before any later candidate finished:
-once rule 2 has a pick (every earlier candidate measured and failed), the later candidates cannot change
-it and are not trained.
-Added 2026-12-03, after every candidate above was decided with no pick (rule 3 held: the untied claims
-read not measured) and before the new one trained: a second round of one candidate, the budget raised
-again, depth_init_lr3e-4_60k (depth_init_lr3e-4_30k's seed 0 learned at step 28,469 of 30,000 with the
-curriculum just done, its seed 1 reached length 6: budget is the axis the log points along). It is
-parameter- and depth-matched, so it sits before "d32" in rule 2's order; every candidate before it has
-failed, so the order changes no verdict. Its seed 1 (the one that failed at 30,000) trains first: if it
-misses the bar, the candidate is decided and seed 0 is not trained. Rules 1-4 are unchanged.
+The queue trains no run that cannot change the verdict: a candidate one of whose seeds misses rule 1's
+bar is decided then, and its other seed is not trained (depth_init_lr3e-4_60k's seed 1, the seed that
+failed at 30,000 steps, trains first: `SEED_ORDER`); once rule 2 has a pick, no later candidate trains.
 """
 from __future__ import annotations
 
@@ -49,7 +41,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bench.search_log import failed, first_passing, search_main
+from searches.search_log import failed, first_passing, search_main
 
 LOG = Path(__file__).parent / "results" / "untied_search.jsonl"
 SEEDS = (0, 1)
@@ -115,11 +107,11 @@ def print_table(rows: list[dict]) -> None:
 
 def held_out(compile: bool) -> int:
     """Rule 4: train and log the pick's held-out seed (refused, before any work, without a pick)."""
-    from bench.search_log import append_row, read_rows
+    from searches.search_log import append_row, read_rows
     rows = read_rows(LOG)
     pick = decide(rows)["pick"]
     if pick is None:
-        raise SystemExit("--held-out: no candidate picked yet (python -m bench.untied_search --decide)")
+        raise SystemExit("--held-out: no candidate picked yet (python -m searches.untied_search --decide)")
     if any(r["recipe"] == pick and r["seed"] == HELD_OUT_SEED for r in rows):
         return 0
     append_row(LOG, {**measure_one(pick, HELD_OUT_SEED, compile), "held_out": True})

@@ -1,8 +1,8 @@
 """Search for the quick profile: train one configuration, time it, measure its frontier.
 
-    OMP_NUM_THREADS=1 python bench/quick_profile_search.py key=value ...   (RunConfig fields)
+    OMP_NUM_THREADS=1 python searches/quick_profile_search.py key=value ...   (RunConfig fields)
 
-Appends one JSON line per run to bench/results/quick_profile_search.jsonl.
+Appends one JSON line per run to searches/results/quick_profile_search.jsonl.
 """
 import json
 import sys

@@ -1,4 +1,4 @@
-"""The shared plumbing of the recipe searches (bench/*_search.py): a queue of keys split among
+"""The shared plumbing of the recipe searches (searches/*.py): a queue of keys split among
 1-thread workers, each key measured once and logged as one JSON line, so a stopped search resumes
 where it stopped and its log is the record of every configuration tried."""
 from __future__ import annotations

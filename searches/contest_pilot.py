@@ -1,7 +1,7 @@
 """Pilot for the seed contests (notebook 07, issue "The three 16-seed contests on group word problems").
 
-    OMP_NUM_THREADS=1 python -m bench.contest_pilot [--compile]    # trains missing pilot runs, then reads them
-    OMP_NUM_THREADS=1 python -m bench.contest_pilot --contests --shard 0/2 --compile   # then the contests' runs
+    OMP_NUM_THREADS=1 python -m searches.contest_pilot [--compile]    # trains missing pilot runs, then reads them
+    OMP_NUM_THREADS=1 python -m searches.contest_pilot --contests --shard 0/2 --compile   # then the contests' runs
 
 The contests are 16-seed populations of the settled recipe (`profiles.SETTLED`) on S4 prefix products,
 trained as independent runs; a
@@ -17,7 +17,7 @@ The pilot seeds are never contest seeds (`profiles.CONTEST_SEEDS` starts above t
 
 Pilot runs: the recipe search's runs of the settled recipe (seeds 0-2 at T = 8 and T = 4; their
 speeds and these accuracies were already in the search log) and seeds 0-2 at T = 6, trained here.
-Writes bench/results/contest_pilot.json. With --contests it reads that file instead and trains the
+Writes searches/results/contest_pilot.json. With --contests it reads that file instead and trains the
 runs of every kept contract at the contest seeds (`profiles.CONTEST_SEEDS`), sharded like `lib.cli
 train`, reading nothing from them: notebook 07 measures them.
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from bench.search_log import parse_share
+from searches.search_log import parse_share
 from lib.profiles import CONTEST_PILOT_SEEDS as PILOT_SEEDS
 from lib.profiles import CONTEST_THRESHOLD as THRESHOLD      # a seed "generalizes" at accuracy >= THRESHOLD
 

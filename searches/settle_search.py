@@ -1,33 +1,31 @@
 """Recipe search for loops that settle (issue: "Loops that settle"), by measurement.
 
-    OMP_NUM_THREADS=1 python -m bench.settle_search --worker 0/2     # two 1-thread workers (--compile: faster)
-    python -m bench.settle_search --table                             # the log as a table
+    OMP_NUM_THREADS=1 python -m searches.settle_search --worker 0/2     # two 1-thread workers (--compile: faster)
+    python -m searches.settle_search --table                             # the log as a table
 
 Each candidate recipe is the quick budget-law run (S4, n_train 8, 2 layers, d = 64, batch 128,
 lr 1e-3, operator-first curriculum) with a schedule change, trained at demands 0.5 / 1 / 2 and
 seeds 0 / 1 through the store (`outputs/runs/budget_law/`, checkpointed, so a stopped search
 resumes), then read by `instruments.settling.settle_summary`. One JSON line per (recipe, demand,
-seed) goes to bench/results/settle_search.jsonl: config, wall time, steps, and every reading.
-The rows' `prop1` field changed definition on 2026-12-01: the first seven rows (seed 0, and the
-stopped run) checked Proposition 1 on the whole batch; later rows on the inputs settled by tau*
-(`tail.settled_inputs`). The rule below does not read it.
+seed) goes to searches/results/settle_search.jsonl: config, wall time, steps, and every reading. The
+log's `prop1` field has two definitions: its first seven rows (seed 0, and the stopped run) checked
+Proposition 1 on the whole batch, the later rows on the inputs settled by tau* (`tail.settled_inputs`).
+The rule does not read it.
 
-Decided before any candidate was trained (the rule the choice is made by):
+The rule the choice is made by (fixed before any candidate trained; how and when it was amended:
+paper/DECISIONS.md):
 1. a recipe *keeps the law* when every demand learns in distribution (whole-word >= 0.9 at T_train)
-   in both seeds and the budget exponent from the seeds' v(tau) has a 95 % interval containing 1;
-2. it *settles* when, at demand 1, both seeds reach a raw fixed point (relative step <= 1e-3) on
-   >= 50 % of inputs within 8 T_train loops and hold whole-word accuracy >= 0.9 at 4 T_train;
+   in every logged seed and the budget exponent from the seeds' v(tau) has a 95 % interval containing 1;
+2. it *settles* when, at demand 1, every logged seed reaches a raw fixed point (relative step <= 1e-3)
+   on >= 50 % of inputs within 8 T_train loops and holds whole-word accuracy >= 0.9 at 4 T_train;
 3. among recipes that do both, the one with the higher mean whole-word accuracy at 2 n_train
    (best loop) wins; if none does both, the law's section takes the best law-keeper and the tail's
    the best settler, stated in the notebooks.
-Note added 2026-12-01 (afternoon), after seed 0 of every proportional recipe and seeds 0-2 of the lead
-were read: "both seeds" is read as "every logged seed" (the lead has a third, for the budget law), and
-a part of the rule that a logged seed already fails is decided False without waiting for the others
-(no later seed can mend "in every seed"). The exponent interval is still computed and printed from the
-learned runs.
-Note added 2026-12-01 (evening), for CPU time alone: a worker skips a queued run of a recipe whose two
-parts are both already decided False (it can be neither picked nor the fallback for either section),
-and says so; no verdict reads the skipped runs.
+A part of the rule that a logged seed already fails is decided False without waiting for the other
+seeds (no later seed can mend "in every seed"); the exponent's interval is still computed and printed
+from the learned runs.
+A worker skips a queued run of a recipe whose two parts are both decided False (it can be neither the
+pick nor the fallback for either section), and says so; no verdict reads a skipped run.
 """
 from __future__ import annotations
 
@@ -40,7 +38,7 @@ from pathlib import Path
 
 import torch
 
-from bench.search_log import read_rows
+from searches.search_log import read_rows
 
 LOG = Path(__file__).parent / "results" / "settle_search.jsonl"
 
@@ -51,19 +49,16 @@ RECIPES = {
     "prop_jit2_outer": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True},
     "prop_jit2_outer_tail": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True, "loss_loops": "tail"},
     "fixed_jit2_outer_tail": {"T_jitter": 2.0, "outer_norm": True, "loss_loops": "tail"},
-    # added after seed 0 of both proportional recipes ran away at demand 0.5 (loss rising from step
-    # ~7,000, as the one-seed probe had seen with the outer norm at lr 1e-3): the lead recipe at half
-    # the learning rate, judged by the same rule at every demand
+    # the lead recipe at half the learning rate: at lr 1e-3 seed 0 of both proportional recipes ran away at
+    # demand 0.5 (loss rising from step ~7,000), as a one-seed probe with the outer norm had; judged by the same rule
     "prop_jit2_outer_tail_lr5e-4": {"schedule": "proportional", "T_jitter": 2.0, "outer_norm": True,
                                     "loss_loops": "tail", "lr": 5e-4},
 }
 DEMAND_T = {1.0: 8, 2.0: 4, 0.5: 16}
-# Seed 0 of the two proportional recipes ran first. After it (and before any seed-1 reading) the queue
-# was reordered for CPU time alone: the tail-loss recipe's seeds 1 and 2 next (seed 2: the third seed
-# a demand the budget-law notebook needs), then the final-loss recipe's seed 1, then the contrasts.
-# On 2026-12-01 (afternoon) the final-loss recipe's seed-1 runs left the queue: its seed 0 already
-# fails both parts of the rule (demand 0.5 ran away; demand 1 holds 0.87 < 0.9 at 4 T), and a part
-# "in every seed" cannot be mended by another seed (`decide`). Its in-flight demand-1 checkpoint stays.
+# The queue, in the order the runs train: seed 0 of the two proportional recipes, the tail-loss recipe's
+# seeds 1 and 2 (seed 2: the budget law's third seed), the fixed-T contrasts, the two later candidates.
+# The final-loss recipe has no seed-1 runs: its seed 0 already fails both parts of the rule (demand 0.5
+# ran away; demand 1 holds 0.87 < 0.9 at 4 T), which no other seed can mend (`decide`).
 QUEUE = [(r, d, 0) for r in ("prop_jit2_outer_tail", "prop_jit2_outer") for d in (1.0, 2.0, 0.5)] \
     + [("prop_jit2_outer_tail", d, s) for s in (1, 2) for d in (1.0, 2.0, 0.5)] \
     + [("fixed", d, s) for s in (0, 1) for d in (1.0, 2.0, 0.5)] \

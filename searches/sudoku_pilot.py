@@ -1,9 +1,9 @@
 """Sudoku pilot (issue: "Easy-to-hard that learns and extrapolates 4x, and Paper B's knobs", item 4): a
 sudoku recipe that solves whole boards in distribution, checked before notebook 09's sudoku grid trains.
 
-    OMP_NUM_THREADS=1 python -m bench.sudoku_pilot --worker 0/1 [--compile]
-    python -m bench.sudoku_pilot --table
-    python -m bench.sudoku_pilot --decide
+    OMP_NUM_THREADS=1 python -m searches.sudoku_pilot --worker 0/1 [--compile]
+    python -m searches.sudoku_pilot --table
+    python -m searches.sudoku_pilot --decide
 
 Why: the quick sudoku of notebook 09 (1 bidirectional layer, d = 64, learned cell positions, 2,000
 steps) solved no whole board (cell accuracy 0.51 external / 0.69 internal recall, loss still falling).
@@ -18,10 +18,7 @@ Decided before it trained (the rule):
    T_train loops; the run's final evaluation) is >= 0.5;
 2. the first candidate in RECIPES that solves becomes 09's quick sudoku recipe (both recalls, its seeds);
 3. if none solves, 09 keeps its sudoku and its sudoku rows stay a tie, said so.
-History, said plainly: a first version of this pilot (2026-12-02, on a branch that never landed and was
-lost) listed this candidate first and two that train at 50 givens after it; its first candidate read 0.89
-and the others never trained. This version re-measures that candidate alone (deterministic seed 0, the
-same config) under the same bar; the 50-given candidates are not carried over.
+The log holds this candidate alone (seed 0); the pilot's earlier version: paper/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -30,7 +27,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bench.search_log import first_passing, search_main
+from searches.search_log import first_passing, search_main
 
 LOG = Path(__file__).parent / "results" / "sudoku_pilot.jsonl"
 SEEDS = (0,)
@@ -43,7 +40,7 @@ QUEUE = [(r, s) for r in RECIPES for s in SEEDS]
 
 def config(recipe: str, seed: int):
     from lib import profiles
-    base = profiles.SUDOKU_QUICK_BASE          # 09's quick sudoku as it was before the pilot
+    base = profiles.sudoku_base("quick")       # 09's quick sudoku before the pilot's pick (SUDOKU_PICK)
     return replace(base, injection=profiles.RECALLS["internal"], seed=seed, **RECIPES[recipe])
 
 
