@@ -71,16 +71,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lib.config import RunConfig  # noqa: E402
 from lib.model import LoopedTransformer  # noqa: E402
 from lib.paths import atomic_write_text  # noqa: E402
-from lib.profiles import _QUICK_BASE  # noqa: E402
+from lib.sections.common import QUICK_BASE  # noqa: E402
 from lib.train import RunProgress, _param_groups, draw_batch, loops_for, train_step  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "step_speed.json"
 DEFAULT_RECOMPILE_LIMIT = 8          # torch._dynamo.config.recompile_limit's default (checked at start)
 
 CONFIGS = {
-    "settled": replace(_QUICK_BASE, T_train=8, seed=0, schedule="proportional", T_jitter=2.0, outer_norm=True,
+    "settled": replace(QUICK_BASE, T_train=8, seed=0, schedule="proportional", T_jitter=2.0, outer_norm=True,
                        loss_loops="tail"),
-    "fixed": replace(_QUICK_BASE, T_train=8),
+    "fixed": replace(QUICK_BASE, T_train=8),
 }
 
 

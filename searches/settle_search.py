@@ -67,8 +67,8 @@ QUEUE = [(r, d, 0) for r in ("prop_jit2_outer_tail", "prop_jit2_outer") for d in
 
 
 def config(recipe: str, demand: float, seed: int):
-    from lib.profiles import _QUICK_BASE
-    return replace(_QUICK_BASE, T_train=DEMAND_T[demand], seed=seed, **RECIPES[recipe])
+    from lib.sections.common import QUICK_BASE
+    return replace(QUICK_BASE, T_train=DEMAND_T[demand], seed=seed, **RECIPES[recipe])
 
 
 def done_keys() -> set:

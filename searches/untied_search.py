@@ -66,7 +66,8 @@ HELD_OUT_SEED = 2
 def control(seed: int = 0):
     """The quick profile's untied control for the budget-law run n = 8, T = 8 (notebook 04's)."""
     from lib import profiles
-    tied = replace(profiles._QUICK_BASE, T_train=profiles._QUICK_BASE.n_train, seed=seed)
+    from lib.sections.common import QUICK_BASE
+    tied = replace(QUICK_BASE, T_train=QUICK_BASE.n_train, seed=seed)
     return profiles.matched_untied(tied)
 
 

@@ -300,7 +300,8 @@ def test_every_grid_holds_the_configurations_claims_1_and_3_read(base):
 @pytest.mark.parametrize("pick", [None, "settled", "progressive", "paper_b", "settled_local", "paper_b_d64"])
 def test_the_knob_grid_builds_around_any_pick_and_reads_08s_own_run(monkeypatch, pick):
     from searches.prefix_sums_search import RECIPES
-    monkeypatch.setattr(profiles, "PREFIX_SUMS_PICK", None if pick is None else (pick, RECIPES[pick]))
+    from lib.sections import common
+    monkeypatch.setattr(common, "PREFIX_SUMS_PICK", None if pick is None else (pick, RECIPES[pick]))
     plan = profiles.stability("quick")
     e2h = profiles.easy_to_hard("quick")
     assert plan.test_ns == e2h.test_ns and plan.base == profiles.grid_base(e2h.runs[0])
