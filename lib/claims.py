@@ -418,12 +418,11 @@ CONFIRMATORY = {
                                                precondition="≥ 2 learned operator-first seeds of A5 and of S4, and "
                                                "the learned S4 seeds carry ≥ 0.5 at some n in {10, 12, 14, 16}",
                                                requires=lambda r: r["nc1_compared_at_n"] is not None),
-    "wall_joint_deadlock_fraction": ConfirmatoryTest("C05-wall", "wall_joint_deadlock_fraction", lambda v: v == 1.0,
-                                                     lambda v: v > 0, "≥ 2 of 3 joint S4 seeds learn; partly also "
-                                                     "needs no joint S5 seed learned",
-                                                     lambda r: r["s4_joint_learned_fraction"] >= 2 / 3
-                                                     and (r["wall_joint_deadlock_fraction"] in (0.0, 1.0)
-                                                          or r["wall_joint_learned_fraction"] == 0)),
+    # the score is the deadlocked share when no joint S5 seed learned, else 0 (`wall_confirm`): the entry
+    # reads "not reproduced" when any joint S5 seed learns, "partly" for 1/3 or 2/3 deadlocked otherwise
+    "wall_joint_deadlock_fraction": ConfirmatoryTest("C05-wall", "wall_joint_deadlock_score", lambda v: v == 1.0,
+                                                     lambda v: v > 0, "≥ 2 of 3 joint S4 seeds learn",
+                                                     lambda r: r["s4_joint_learned_fraction"] >= 2 / 3),
     "wall_operator_first_fraction": ConfirmatoryTest("C05-wall", "wall_operator_first_fraction", lambda v: v == 1.0,
                                                      lambda v: v > 0),
     "streaming_gap": ConfirmatoryTest("C05-wall", "streaming_gap", lambda v: v >= 0.5, lambda v: v > 0,
@@ -561,6 +560,15 @@ def record_confirmatory(entry: str, results: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(results, indent=1, sort_keys=True) + "\n")
     return path
+
+
+def print_confirmatory(entry: str) -> None:
+    """Each claim a pre-registered study tests: its test's value and the verdict its entry's rule gives."""
+    for c in CLAIMS:
+        test = CONFIRMATORY.get(c.key)
+        if test is not None and test.entry == entry:
+            v, value, why = confirmatory_verdict(c)
+            print(f"{c.key:30s} {test.key:36s} {_fmt(value):8s} -> {v}" + (f" ({why})" if why else ""))
 
 
 def confirmatory_verdict(c: Claim) -> tuple[str, object, str]:

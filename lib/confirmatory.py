@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .config import RESERVED_SEEDS, RunConfig
-from . import profiles
+from . import profiles, store
 
 # CPU, eager, fp32, one thread: a replay of any run in this mode is bit-identical on the same machine
 # (tests/test_preregistration.py replays one); compiled steps are ~1.1x faster here but round differently.
@@ -115,3 +115,8 @@ def study(entry: str) -> tuple[RunConfig, ...]:
     if entry not in STUDIES:
         raise ValueError(f"study: unknown pre-registration entry {entry!r}; allowed: {sorted(STUDIES)}")
     return STUDIES[entry]()
+
+
+def missing(entry: str) -> tuple[RunConfig, ...]:
+    """The study's runs not yet finished in the store; its reading waits until there are none."""
+    return tuple(c for c in study(entry) if not store.is_done(c))

@@ -82,3 +82,14 @@ def chance_bound(tests: int, alpha: float = 0.05, level: float = 0.95) -> int:
     if isinstance(tests, bool) or not isinstance(tests, (int, np.integer)) or tests < 0:
         raise ValueError(f"tests: a count >= 0, got {tests!r}")
     return int(stats.binom.ppf(level, tests, alpha))
+
+
+def proportion(k: int, n: int, level: float = 0.95) -> Estimate:
+    """k of n with the Wilson score interval (scipy's `binomtest(...).proportion_ci(method="wilson")`):
+    the interval the confirmatory entries name for learned fractions and class shares."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n: a count >= 1, got {n!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
+        raise ValueError(f"k: a count in [0, n={n}], got {k!r}")
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return Estimate(k / n, float(ci.low), float(ci.high), int(n))

@@ -132,3 +132,45 @@ print(f"learned fraction (operator-first, joint): {groups['wall']} {results['wal
       f"{groups['nc1']} {results['nc1_learned_fraction']}, {groups['solvable']} {results['solvable_learned_fraction']}; "
       f"step budgets {results['budgets']}")
 print(f"streaming gaps (free minus streaming, learned free seeds): {results['streaming_gaps']}")
+
+# %% [markdown]
+# ## Confirmatory: C05-wall on reserved seeds
+# The pre-registered test (`paper/PREREGISTRATION.md`, entry C05-wall, committed before any of its runs
+# trained): the same recipe on seeds 100–102, every run offered **60,000 steps** in one execution mode
+# (CPU, eager, fp32, one thread), streaming paired with free S4 joint training at 20,000 steps. The runs
+# are read only once every one of them is stored; until then this cell says how many are in and no
+# verdict is recorded. Readings (`instruments.wall_confirm`): learned = whole-word accuracy ≥ 0.9 at n = 8
+# after 8 loops; learned fractions with Wilson 95 % intervals; A5 against S4 over the *learned*
+# operator-first seeds at the longest n ∈ {10, 12, 14, 16} where the learned S4 seeds carry ≥ 0.5;
+# for each joint S5 and A5 run, the first logged step whose loss falls below 0.8 · ((n − 1)/n) ln |G|.
+
+# %%
+from lib import confirmatory
+from lib.instruments import wall_confirm
+
+CONFIRM_LONG_NS = (10, 12, 14, 16)
+waiting = confirmatory.missing("C05-wall")
+print(f"C05-wall: {len(confirmatory.wall()) - len(waiting)} of {len(confirmatory.wall())} runs stored"
+      + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+if not waiting:
+    cells = {key: [store.load_run(c) for c in cfgs] for key, cfgs in confirmatory.wall_cells().items()}
+    confirm_rows = deadlock.wall_rows(cells, CONFIRM_LONG_NS, 512)
+    free_runs, stream_runs = zip(*[(store.load_run(f), store.load_run(s)) for f, s in confirmatory.wall_streaming()])
+    confirm_pairs = deadlock.seed_pairs(free_runs, stream_runs, CONFIRM_LONG_NS, 512)
+    confirm = wall_confirm.wall_confirm_results(confirm_rows, confirm_pairs, CONFIRM_LONG_NS, 0.9)
+    claims.record_confirmatory("C05-wall", confirm)
+    for (group, curriculum, seed), r in confirm_rows.items():
+        d = r["reading"]
+        print(f"{group} {curriculum:14s} {seed}: steps {d.steps:6d}, length {d.reached_length}, loss {d.loss:.3f}, "
+              f"deadlocked {d.deadlocked}, whole-word {r['seq_acc']:.3f}, " + ", ".join(f"n={n}: {r['ood'][n]:.3f}" for n in CONFIRM_LONG_NS))
+    for cell, c in confirm["learned_by_cell"].items():
+        print(f"{cell:18s} learned {c['learned']} of {c['of']}, 95 % interval {c['interval']}")
+    print(f"leaves the plateau at step: {confirm['leaves_plateau_at_step']}")
+    print(f"A5 against S4 (learned operator-first seeds {confirm['learned_operator_first_seeds']}): at n = "
+          f"{confirm['nc1_compared_at_n']}, {confirm['learned_ood_by_group']}; absolute row at n = 16: "
+          f"A5 {confirm['a5_absolute_at_2n']} (read only if S4 passes: {confirm['s4_passes_absolute_at_2n']})")
+    print(f"streaming gap at n = 8 by seed: {confirm['streaming_gaps_by_seed']}")
+    claims.print_confirmatory("C05-wall")
+    fig = plots.wall_loss({k: r for k, r in confirm_rows.items() if k[1] == "joint"})
+    plots.save(fig, "05_operator_wall_confirm_loss", PROFILE)
+    plt.show()

@@ -148,7 +148,7 @@ def test_confirmatory_column_reads_the_registered_study(store_root):
     assert claims.confirmatory_verdict(c)[0] == "registered (C05-wall), not yet read"
     assert claims.confirmatory_verdict(claims.claim("budget_exponent"))[0] == claims.NO_TEST
     claims.record_confirmatory("C05-wall", {"wall_operator_first_fraction": 2 / 3, "s4_joint_learned_fraction": 1.0,
-                                            "wall_joint_deadlock_fraction": 1.0, "wall_joint_learned_fraction": 0.0})
+                                            "wall_joint_deadlock_score": 1.0})
     assert claims.confirmatory_verdict(c)[0] == "partly"
     assert claims.confirmatory_verdict(claims.claim("wall_joint_deadlock_fraction"))[0] == "reproduced"
     v, _, why = claims.confirmatory_verdict(claims.claim("streaming_gap"))
