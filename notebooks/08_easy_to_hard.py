@@ -78,11 +78,15 @@ for run in runs:
 # (`extrapolation.accuracy_by_length`), scanning `1.5 ×` the loops the run gets at n
 # (`extrapolation.scan_loops`: `RunConfig.loops_at(n)`, the one rule that scales loops with length,
 # here `max(n, T_train)`) — deep-thinking's accuracy-per-iteration curves; the dotted line marks the
-# training budget. What the model can do at n is its best loop.
+# training budget. What the model can do at n is its best loop. The same pass also reads the
+# max-confidence baseline of the next section (`extrapolation.accuracy_and_confidence_by_length`: both
+# readers' numbers exactly, the loops run once).
 
 # %%
-curves = {run.config.seed: extrapolation.accuracy_by_length(run, plan.test_ns, plan.loops_factor, plan.eval_count)
-          for run in runs}
+scans = {run.config.seed: extrapolation.accuracy_and_confidence_by_length(run, plan.test_ns, plan.loops_factor,
+                                                                          plan.eval_count, plan.conf_threshold)
+         for run in runs}
+curves = {seed: by_n for seed, (by_n, _) in scans.items()}
 fig = plots.accuracy_per_iteration(curves, {run.config.seed: run.config.T_train for run in runs})
 plots.save(fig, "08_easy_to_hard_accuracy_per_iteration", PROFILE)
 plt.show()
@@ -106,7 +110,8 @@ for run in runs:
     r, v = extrapolation.speed_in_distribution(run, plan.eval_count)
     print(f"seed {seed}: solved {r.solved_fraction:.2f}; v(tau) {v:.2f}, v(frontier) {r.v_frontier:.2f} "
           f"positions/loop; tau {np.round(r.tau_curve, 1).tolist()}")
-    halting[seed] = extrapolation.halting_against_confidence(run, curves[seed], v, plan.conf_threshold, plan.eval_count)
+    halting[seed] = extrapolation.halting_against_confidence(run, curves[seed], v, plan.conf_threshold, plan.eval_count,
+                                                             confidence=scans[seed][1])
     for n, h in halting[seed].items():
         print(f"   n={n:4d}: halting rule T*={h['T_star']} -> {h['acc_star']:.3f}; max-confidence stops at loop "
               f"{h['conf_stop']:.1f} on average -> {h['conf_acc']:.3f}")

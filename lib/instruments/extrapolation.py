@@ -15,8 +15,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from ..probes import probe_seed
+from ..tasks import test_set
 from . import head
 
 
@@ -43,6 +45,50 @@ def accuracy_by_length(run, test_ns, loops_factor: float, count: int, seed: int 
                                       seed=probe_seed("extrapolation", n) if seed is None else seed,
                                       streaming=c.streaming)
             for n in test_ns}
+
+
+@torch.no_grad()
+def _all_loop_logits(model, tokens: torch.Tensor, T: int) -> torch.Tensor:
+    """model(tokens, T, all_loops=True) (T, B, N, C), the same bits, run as `fixedpoint.best_accuracy`
+    runs its scan: inputs in chunks of about fixedpoint.CHUNK_TOKENS positions, one loop at a time, each
+    loop decoded as it comes (a working set that fits the cache). Where the run's kernels do not give
+    an input's rows the same bits in any batch (`fixedpoint._batch_independent`, checked on the run),
+    or the model is not a plain tied one, the plain call."""
+    from .fixedpoint import CHUNK_TOKENS, _batch_independent, _chunked, _fast_path
+    per_chunk = max(1, CHUNK_TOKENS // tokens.shape[1])
+    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):
+        return model(tokens, T, all_loops=True)
+    e = model.embed_tokens(tokens)
+    h, logits = e, []
+    for t in range(T):
+        h, lg = _chunked(model, h, e, t, per_chunk)
+        logits.append(lg)
+    return torch.stack(logits)
+
+
+@torch.no_grad()
+def accuracy_and_confidence_by_length(run, test_ns, loops_factor: float, count: int, threshold: float) -> tuple[dict, dict]:
+    """(`accuracy_by_length(run, test_ns, loops_factor, count)`, n -> `head.confidence_stopping` over the
+    same scan at every n beyond n_train) from one pass per length: both readers run the same words
+    (the `extrapolation` probe set) through the same loops, so the loops run once and both read their
+    logits (`_all_loop_logits`); the numbers are exactly the two readers'. Pass the second to
+    `halting_against_confidence(..., confidence=)`. A streaming run reads them apart (its accuracy is
+    read under the streaming schedule, the baseline's confidence without it)."""
+    c = run.config
+    if c.streaming:
+        curves = accuracy_by_length(run, test_ns, loops_factor, count)
+        return curves, {n: head.confidence_stopping(run.model, c.task_obj(), n, len(acc.seq_acc), threshold, count,
+                                                    probe_seed("extrapolation", n))
+                        for n, acc in curves.items() if n > c.n_train}
+    curves, confidence = {}, {}
+    for n in test_ns:
+        T = scan_loops(c, n, loops_factor)
+        tokens, labels = test_set(c.task_obj(), n, count, probe_seed("extrapolation", n))
+        logits = _all_loop_logits(run.model, tokens, T)
+        curves[n] = head.loop_accuracy(n, logits.argmax(-1)[:, :, 1:], labels)
+        if n > c.n_train:
+            confidence[n] = head.stop_by_confidence(logits, labels, T, threshold)
+    return curves, confidence
 
 
 def beyond_training(model, cfg, n: int, v_hat: float, loops_factor: float, count: int) -> dict:
@@ -75,14 +121,16 @@ def speed_in_distribution(run, count: int) -> tuple[head.TauResult, float]:
     return r, (r.v_tau.v if r.n_solved >= head.MIN_SOLVED else float("nan"))
 
 
-def halting_against_confidence(run, curves: dict, v_hat: float, threshold: float, count: int) -> dict:
+def halting_against_confidence(run, curves: dict, v_hat: float, threshold: float, count: int,
+                               confidence: dict | None = None) -> dict:
     """n -> dict(T_star, acc_star, conf_acc, conf_stop) at every length of `curves` beyond n_train.
 
     T_star = ceil(n / v-hat) (None where v-hat is undefined or not positive: the rule has nothing to
     say), acc_star the whole-word accuracy after T_star loops (capped at the scanned loops; nan
     without T_star). The baseline stops each input at the first loop whose least confident position
     reaches `threshold` (within the same scanned loops): conf_acc its whole-word accuracy, conf_stop
-    its mean stopping loop. Both read the `extrapolation` probe set, as the curves."""
+    its mean stopping loop. Both read the `extrapolation` probe set, as the curves. confidence: n ->
+    (conf_acc, conf_stop) already read over the same scan (`accuracy_and_confidence_by_length`)."""
     c = run.config
     out = {}
     for n, acc in curves.items():
@@ -90,8 +138,9 @@ def halting_against_confidence(run, curves: dict, v_hat: float, threshold: float
             continue
         T_star = head.halting_loops(n, v_hat) if np.isfinite(v_hat) and v_hat > 0 else None
         acc_star = acc.at(min(T_star, len(acc.seq_acc))) if T_star else float("nan")
-        conf_acc, conf_stop = head.confidence_stopping(run.model, c.task_obj(), n, len(acc.seq_acc), threshold,
-                                                       count=count, seed=probe_seed("extrapolation", n))
+        conf_acc, conf_stop = (confidence[n] if confidence is not None else
+                               head.confidence_stopping(run.model, c.task_obj(), n, len(acc.seq_acc), threshold,
+                                                        count=count, seed=probe_seed("extrapolation", n)))
         out[n] = dict(T_star=T_star, acc_star=acc_star, conf_acc=conf_acc, conf_stop=conf_stop)
     return out
 

@@ -233,7 +233,12 @@ def accuracy_by_loops(model, task: Task, n: int, T_max: int, count: int = 512, s
                       streaming: bool = False) -> LoopAccuracy:
     """Accuracy after every test-time loop 1..T_max (one forward pass): rescue and overthinking."""
     tokens, labels = test_set(task, n, count, seed)
-    correct = loop_predictions(model, tokens, T_max, streaming).numpy() == labels[:, 1:].numpy()[None]
+    return loop_accuracy(n, loop_predictions(model, tokens, T_max, streaming), labels)
+
+
+def loop_accuracy(n: int, preds: torch.Tensor, labels: torch.Tensor) -> LoopAccuracy:
+    """preds (T, B, n) decoded outputs after every loop (BOS dropped), labels (B, n + 1) -> LoopAccuracy."""
+    correct = preds.numpy() == labels[:, 1:].numpy()[None]
     return LoopAccuracy(n, correct.all(2).mean(1), correct.mean(1))
 
 
@@ -256,10 +261,15 @@ def confidence_stopping(model, task: Task, n: int, T_max: int, threshold: float 
     first loop whose confidence (the smallest, over positions, of the top softmax probability)
     reaches `threshold`, else at T_max. Returns (whole-word accuracy of the stopped outputs, mean stop loop)."""
     tokens, labels = test_set(task, n, count, seed)
-    probs = model(tokens, T_max, all_loops=True).softmax(-1)[:, :, 1:]      # (T, B, n, C)
+    return stop_by_confidence(model(tokens, T_max, all_loops=True), labels, T_max, threshold)
+
+
+def stop_by_confidence(logits: torch.Tensor, labels: torch.Tensor, T_max: int, threshold: float) -> tuple[float, float]:
+    """`confidence_stopping` on the logits (T_max, B, N, C) of every loop already run."""
+    probs = logits.softmax(-1)[:, :, 1:]                                      # (T, B, n, C)
     conf = probs.max(-1).values.min(-1).values                                # (T, B)
     confident = conf >= threshold
     stop = torch.where(confident.any(0), confident.float().argmax(0), torch.full_like(conf[0], T_max - 1).long())
-    pred = probs.argmax(-1)[stop, torch.arange(len(tokens))]                  # (B, n)
+    pred = probs.argmax(-1)[stop, torch.arange(len(labels))]                  # (B, n)
     acc = (pred == labels[:, 1:]).all(1).float().mean().item()
     return acc, float(stop.float().mean() + 1)
