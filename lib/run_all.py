@@ -9,6 +9,12 @@ Notebooks run `--jobs` at a time (default: one per core, at most 2), each kernel
 cores / jobs threads: the instruments are small tensor programs that keep one core busy, so two
 kernels side by side finish the suite in about half the wall time of one kernel with two threads.
 Two notebooks that need the same missing run do not train it twice: the store locks each run.
+
+The log stays quiet: kernels talk to papermill over local IPC sockets (not TCP, which made every kernel
+warn "running over TCP without encryption"), and a finished kernel is asked to shut down without the
+SIGINT jupyter_client sends first (it printed a KeyboardInterrupt traceback into the log).
+With LOOPS_ARTIFACTS (or a sweep's LOOPS_POINT_DIR) set, results, figures and the ledger all go there
+(the ledger as REPORT.md beside results/): nothing tracked is rewritten.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from pathlib import Path
 
 from . import claims
 from .profiles import PROFILES
-from .paths import PROJECT_ROOT, outputs_dir
+from .paths import PROJECT_ROOT, artifacts_dir, outputs_dir
 
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
@@ -46,6 +52,39 @@ def last_duration(nb: Path) -> float:
         return 0.0
 
 
+def quiet_kernel_manager():
+    """The kernel manager papermill starts each kernel with: IPC transport, no interrupt at shutdown.
+    Defined on first use (jupyter_client is imported only by the workers)."""
+    import tempfile
+    import uuid
+
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class QuietKernelManager(AsyncKernelManager):
+        @default("transport")
+        def _transport_default(self) -> str:       # local sockets, not TCP
+            return "ipc"
+
+        @default("ip")
+        def _ip_default(self) -> str:               # the sockets' path: one per kernel, beside its connection file
+            return str(Path(tempfile.gettempdir()) / f"kernel-{uuid.uuid4()}-ipc")   # (the default is shared)
+
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:                 # a shutdown request follows: no SIGINT, no traceback
+                return
+            await super()._async_interrupt_kernel()
+
+    return QuietKernelManager
+
+
+def report_path() -> Path:
+    """Where the ledger is written: paper/REPORT.md, or REPORT.md beside the results when they are
+    redirected (LOOPS_ARTIFACTS / LOOPS_POINT_DIR), so a scratch run never rewrites the tracked ledger."""
+    results = artifacts_dir("results")
+    return PROJECT_ROOT / "paper" / "REPORT.md" if results == outputs_dir() / "results" else results.parent / "REPORT.md"
+
+
 def default_jobs() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
@@ -59,7 +98,8 @@ def _execute(nb: str, target: str, profile: str, threads: int | None) -> tuple[f
     t0 = time.time()
     try:
         pm.execute_notebook(nb, target, parameters={"PROFILE": profile} if profile != "quick" else {},
-                            cwd=str(NOTEBOOKS), progress_bar=False, kernel_name="python3")
+                            cwd=str(NOTEBOOKS), progress_bar=False, kernel_name="python3",
+                            kernel_manager_class=quiet_kernel_manager())
     except Exception as err:                      # noqa: BLE001 - reported by the caller, with the notebook
         last_line = (str(err).strip().splitlines() or [""])[-1]
         return time.time() - t0, f"{type(err).__name__}: {last_line[:300]}"
@@ -98,7 +138,7 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
     if jobs < 1:
         raise ValueError(f"--jobs: the number of notebooks run at once must be >= 1, got {jobs}")
 
-    out_dir = outputs_dir() / "notebooks"
+    out_dir = artifacts_dir("notebooks")          # outputs/notebooks/ (ignored), or beside redirected results
     out_dir.mkdir(parents=True, exist_ok=True)
     t_all = time.time()
     todo = []
@@ -130,9 +170,9 @@ def run(profile: str = "quick", in_place: bool = False, only: list[str] | None =
             report(*running[done], *outcome, failed)
     if failed:                                    # every notebook ran; the ledger is not refreshed over a failure
         raise RuntimeError(f"{len(failed)} notebook(s) failed: " + "; ".join(failed))
-    path = claims.write_report()
+    path = claims.write_report(report_path())
     wall = time.time() - t_all
-    print(f"[run_all] claims ledger refreshed: {path.relative_to(PROJECT_ROOT)}")
+    print(f"[run_all] claims ledger refreshed: {show(path)}")
     print(f"[run_all] wall time: {wall:.1f} s ({wall / 60:.1f} min)")
     return wall
 

@@ -20,6 +20,8 @@ def two_notebooks(tmp_path, monkeypatch):
     monkeypatch.setattr(run_all, "section_notebooks", lambda: sorted(src.glob("*.ipynb")))
     monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path / "outputs"))
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("LOOPS_ARTIFACTS", raising=False)    # `make test` sets it: executed copies would go there
+    monkeypatch.delenv("LOOPS_POINT_DIR", raising=False)
     written = []
     monkeypatch.setattr(run_all.claims, "write_report", lambda: written.append(1))
     return tmp_path / "outputs" / "notebooks", written
