@@ -57,7 +57,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lib import claims, explore, plots, profiles, store
-from lib.instruments import architecture
+from lib.instruments import architecture, architecture_confirm
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -184,3 +184,21 @@ if results["untied_minus_tied_ood"] is None:
 # readout can read, not where the answer is. So the untied scaling row reads *not measured (decoder
 # invalid)*; the tied models' readout reads position 1 at loop 1 on every solved input. A probe per
 # block (`instruments.block_probe`, pre-registered in C04-architecture) is the decoder that can.
+
+# %% [markdown]
+# ## Confirmatory: C04-architecture (issue 40)
+# The pre-registered study (`paper/PREREGISTRATION.md`, entry *C04-architecture*): tied NoPE, tied + scan
+# address, untied S4 and untied A5 (the untied search's recipe), and two tied comparators for the
+# extrapolation rule (the tied model trained by the untied recipe; the settled recipe at T = n), each on
+# seeds 110–112 in mode `cpu-eager-fp32` (`confirmatory.architecture_families()`). Every block is read by
+# its own **linear probe** (primary), a one-hidden-layer **MLP probe** (the stated alternative) and the
+# model's readout (beside): probe tau at the last position against n = 2..16 (untied: its 8 blocks; tied:
+# 2·loops_at(n) loops), a seed counted only when it learned (≥ 0.9 whole-word at n = 8) and its linear
+# probe reads position 1 at block 1 on ≥ 0.9 of the solved inputs; the scaling class per seed and the
+# share per class with Wilson 95 % intervals; whole-word accuracy at n = 12 and 16 with each run's own
+# loops. The reader (`instruments.architecture_confirm`) reads whichever runs are stored and records the
+# readings, and so the ledger's confirmatory verdicts (rules 1–4 in `claims.CONFIRMATORY`), only once
+# every run of the study is stored. The exploratory rows above are untouched by it.
+
+# %%
+confirm = architecture_confirm.show(PROFILE)

@@ -1,4 +1,5 @@
 """The architecture-prior controls (Paper A §6.2, App. D) and the operator-wall schedule (§6.3)."""
+import json
 import math
 from types import SimpleNamespace
 
@@ -535,3 +536,171 @@ def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_pe
     for c in claims.FAIR_WALL_CLAIMS:                            # the pre-registered bars read these numbers
         assert c.key in r and c.notebook == "05_operator_wall"
     assert claims.FAIR_WALL_CLAIMS[0].holds(-0.05) and not claims.FAIR_WALL_CLAIMS[0].holds(r["nc1_minus_solvable_ood"])
+
+
+# --- C04-architecture's reader (paper/PREREGISTRATION.md; lib/instruments/architecture_confirm.py) --------
+
+from lib import confirmatory                                            # noqa: E402
+from lib.instruments import architecture_confirm as c04                 # noqa: E402
+
+C04_KEYS = [k for k, t in claims.CONFIRMATORY.items() if t.entry == "C04-architecture"]
+
+
+class _Reads(dict):
+    """A readings dict that records the keys a rule reads."""
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.read = set()
+
+    def __getitem__(self, k):
+        self.read.add(k)
+        return super().__getitem__(k)
+
+
+def _scaling(cls, validity=1.0):
+    fit = None if cls is None else SimpleNamespace(cls=cls, r2={"log": 0.5, "linear": 0.5})
+    return c04.DecoderScaling(list(range(2, 17)), [1.0] * 15, validity, fit)
+
+
+def _c04_row(family, seed, learned=True, cls="linear", validity=1.0, ext12=0.5, mlp="same", acc=None):
+    """A run's row by hand: probed families get three decoders (the readout cannot see untied models)."""
+    dec = {} if family not in c04.PROBED else {
+        "linear": _scaling(cls, validity), "mlp": _scaling(cls if mlp == "same" else mlp, validity),
+        "readout": _scaling("flat", 0.04)}
+    return dict(family=family, seed=seed, config=None, steps=100, extrapolation={12: ext12, 16: 0.0}, decoders=dec,
+                learned_acc=(1.0 if learned else 0.2) if acc is None else acc, learned=learned)
+
+
+def _c04_rows(untied=("log",) * 3, tied=("linear",) * 3, ext=None, a5=(0.0, 0.0, 0.0), untied_learned=(True,) * 3,
+              validity=(1.0,) * 3, untied_mlp=("same",) * 3):
+    ext = ext or {"untied": (0.1, 0.2, 0.1), "tied, untied recipe": (0.5, 0.6, 0.7), "tied, settled T = n": (0.8, 0.9, 0.8)}
+    seeds = confirmatory.ARCHITECTURE_SEEDS
+    rows = [_c04_row("untied", s, lr, c, v, e, m) for s, c, lr, v, e, m in
+            zip(seeds, untied, untied_learned, validity, ext["untied"], untied_mlp)]
+    rows += [_c04_row("tied", s, cls=c) for s, c in zip(seeds, tied)]
+    rows += [_c04_row("tied + scan", s, cls="linear") for s in seeds]
+    rows += [_c04_row("untied A5", s, learned=a >= 0.9, acc=a) for s, a in zip(seeds, a5)]
+    rows += [_c04_row(f, s, ext12=e) for f in c04.COMPARATORS for s, e in zip(seeds, ext[f])]
+    return rows
+
+
+def test_c04_readings_hold_every_key_the_confirmatory_rules_read():
+    r = c04.study_readings(_c04_rows())
+    assert len(C04_KEYS) == 4 and set(C04_KEYS) == set(c04.RULES)
+    for key in C04_KEYS:
+        test = claims.CONFIRMATORY[key]
+        reads = _Reads(r)
+        assert test.requires(reads) is True                        # raises KeyError on a missing key
+        assert test.key in r and reads.read <= set(r)
+    needed = {"untied_log_fraction", "tied_linear_fraction", "untied_worst_at_12", "untied_a5_seq_acc",
+              "untied_valid_learned", "tied_valid_learned", "extrapolation_comparable", "untied_s4_learned"}
+    assert needed <= set(r)
+    assert json.loads(json.dumps(r)) == json.loads(json.dumps(r, sort_keys=True))    # plain JSON, as recorded
+    fam = r["families"]["untied"]
+    assert fam["learned"] == [3, 3, 0.439, 1.0] and fam["class_shares"]["linear"]["log"] == [3, 3, 0.439, 1.0]
+    assert r["seeds"]["untied seed 110"]["decoders"]["readout"]["validity"] == 0.04
+
+
+@pytest.mark.parametrize("rows, key, verdict", [
+    (dict(), "untied_log_fraction", "reproduced"),
+    (dict(untied=("log", "log", "linear")), "untied_log_fraction", "partly"),
+    (dict(untied=("linear", "flat", None)), "untied_log_fraction", "not reproduced"),
+    # two seeds whose linear probe fails validity: one valid learned seed, not measured (decoder invalid)
+    (dict(validity=(1.0, 0.5, 0.89)), "untied_log_fraction", "not measured"),
+    (dict(untied_learned=(True, True, False), untied=("log", "log", "linear")), "untied_log_fraction", "reproduced"),
+    (dict(), "tied_linear_fraction", "reproduced"),
+    (dict(tied=("linear", "log", "log")), "tied_linear_fraction", "partly"),
+    (dict(tied=("log", "log", "flat")), "tied_linear_fraction", "not reproduced"),
+    (dict(), "untied_minus_tied_ood", "reproduced"),                # complete separation at n = 12
+    (dict(ext={"untied": (0.1, 0.6, 0.1), "tied, untied recipe": (0.5, 0.6, 0.7),
+               "tied, settled T = n": (0.8, 0.9, 0.8)}), "untied_minus_tied_ood", "partly"),   # means only
+    (dict(ext={"untied": (0.9, 0.9, 0.9), "tied, untied recipe": (0.5, 0.6, 0.7),
+               "tied, settled T = n": (0.8, 0.9, 0.8)}), "untied_minus_tied_ood", "not reproduced"),
+    (dict(ext={"untied": (0.01, 0.02, 0.0), "tied, untied recipe": (0.5, 0.6, 0.7),
+               "tied, settled T = n": (0.8, 0.9, 0.8)}), "untied_minus_tied_ood", "not measured"),   # untied does not score
+    (dict(untied_learned=(True, False, False)), "untied_minus_tied_ood", "not measured"),      # 1 learned untied seed
+    (dict(a5=(0.0, 0.1, 0.05)), "untied_a5_seq_acc", "reproduced"),
+    (dict(a5=(0.0, 0.4, 0.05)), "untied_a5_seq_acc", "partly"),
+    (dict(a5=(0.0, 0.95, 0.05)), "untied_a5_seq_acc", "not reproduced"),
+    (dict(a5=(0.0, 0.0, 0.0), untied_learned=(True, False, False)), "untied_a5_seq_acc", "not measured"),
+])
+def test_c04_decision_rules_on_constructed_readings(rows, key, verdict, store_root):
+    r = c04.study_readings(_c04_rows(**rows))
+    assert c04.rule_verdict(key, r) == verdict
+    claims.record_confirmatory("C04-architecture", r)                  # the ledger's path gives the same verdict
+    assert claims.confirmatory_verdict(claims.claim(key))[0] == verdict
+
+
+def test_c04_rule_values_and_the_mlp_flag():
+    r = c04.study_readings(_c04_rows(untied=("log", "log", "linear"), untied_mlp=("same", "same", "log")))
+    assert r["untied_log_fraction"] == 0.667 and r["untied_log_fraction_mlp"] == 1.0 and r["untied_mlp_flag"]
+    assert r["untied_log_fraction_readout"] == 0.0 and not r["tied_mlp_flag"]
+    assert r["tied_scan_linear_fraction"] == 1.0 and r["tied_scan_valid_learned"] == 3
+    assert r["untied_worst_at_12"] == 1.0 and r["extrapolation_comparable"]
+    assert r["extrapolation_means_at_12"]["tied, untied recipe"] == 0.6
+    # ties are not "below": an untied seed equal to a comparator's worst seed breaks complete separation
+    tie = c04.study_readings(_c04_rows(ext={"untied": (0.5, 0.1, 0.1), "tied, untied recipe": (0.5, 0.6, 0.7),
+                                             "tied, settled T = n": (0.8, 0.9, 0.8)}))
+    assert tie["untied_worst_at_12"] == 0.5
+    # a missing family reads None, never a pass
+    partial = c04.study_readings([r_ for r_ in _c04_rows() if r_["family"] != "tied, settled T = n"])
+    assert partial["untied_worst_at_12"] is None and not partial["extrapolation_comparable"]
+    assert c04.study_readings([])["untied_a5_seq_acc"] is None
+
+
+def test_the_c04_reader_reads_a_serial_stack_linear_and_a_hillis_steele_scan_log():
+    """Through the reader's own path (probes fit on the run's probe-fit words, read on its tau_vs_n sets)."""
+    serial = c04.read_seed("tied", fake_run(SerialPropagator(5, 1), n_train=8, T_train=8), ns=range(2, 11),
+                           kinds=("linear",), count=48, fit_count=32, extrapolation_ns=(12,))
+    lin, readout = serial["decoders"]["linear"], serial["decoders"]["readout"]
+    assert serial["learned"] and lin.ns == list(range(2, 11)) and claims.decoder_valid(lin.validity)
+    assert lin.cls == "linear" and readout.cls == "linear" and readout.last == [float(n) for n in range(2, 11)]
+    scan = c04.read_seed("untied", fake_run(ScanPropagator(), n_train=8, T_train=5, tied=False), ns=range(2, 17),
+                         kinds=("linear",), count=48, fit_count=32)
+    lin, readout = scan["decoders"]["linear"], scan["decoders"]["readout"]
+    assert scan["learned"] and claims.decoder_valid(lin.validity) and lin.cls == "log" and readout.cls == "log"
+    # the probe sees the answer once position i's window covers 1..i (BOS adds 0): ceil(log2 n), a block
+    # before the readout, whose decoder waits for the window's BOS flag (floor(log2 n) + 1)
+    assert np.allclose(lin.last, [math.ceil(math.log2(n)) for n in range(2, 17)], atol=0.4)
+    assert readout.last == [math.floor(math.log2(n)) + 1 for n in range(2, 17)]
+    assert scan["extrapolation"] == {12: 1.0, 16: 1.0}
+    assert c04.blocks_read(scan["config"], 16) == 5 and c04.blocks_read(serial["config"], 12) == 24
+
+
+def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch):
+    empty = c04.read_study()
+    assert empty.total == len(confirmatory.architecture()) == 18 and len(empty.missing) == 18
+    assert empty.readings is None and empty.recorded is None and not claims.confirm_path("C04-architecture").exists()
+    assert "not yet trained: 18 of 18 runs" in c04.describe(empty)
+    # two of three runs stored: read, printed, not recorded
+    cfgs = {"untied A5": tuple(RunConfig(task="Z5", n_train=4, T_train=4, seed=s, mode=confirmatory.MODE)
+                                 for s in confirmatory.ARCHITECTURE_SEEDS)}
+    stored = set(cfgs["untied A5"][:2])
+    monkeypatch.setattr(c04.store, "is_done", lambda c: c in stored)
+    monkeypatch.setattr(c04.store, "load_run", lambda c: fake_run(SerialPropagator(5, 1), n_train=4, T_train=4, seed=c.seed,
+                                                                   mode=c.mode))
+    partial = c04.read_study(cfgs, count=16)
+    assert partial.readings["untied_a5_seq_acc"] == 1.0 and partial.recorded is None and not partial.complete
+    assert not claims.confirm_path("C04-architecture").exists()
+    text = c04.describe(partial)
+    assert "not yet trained: 1 of 3 runs" in text and "verdicts: none until every run is stored" in text
+    stored.add(cfgs["untied A5"][2])
+    done = c04.read_study(cfgs, count=16)
+    assert done.complete and done.recorded == claims.confirm_path("C04-architecture")
+    assert json.loads(done.recorded.read_text())["untied_a5_seq_acc"] == 1.0
+    # untied S4 never learned here: rule 4's precondition fails, so the recorded verdict is not measured
+    assert claims.confirmatory_verdict(claims.claim("untied_a5_seq_acc"))[0] == "not measured"
+    assert "verdict untied_a5_seq_acc: not measured" in c04.describe(done)
+
+
+def test_c04_figure_and_the_notebooks_entry_point(store_root, capsys):
+    import matplotlib
+    matplotlib.use("Agg")
+    rows = _c04_rows(untied=("log", "linear", None))
+    fig = c04.figure(rows)
+    assert [ax.get_title() for ax in fig.axes] == list(c04.PROBED)
+    assert len(fig.axes[2].lines) == 9                                 # three seeds x three decoders
+    assert c04.figure([r for r in rows if r["family"] not in c04.PROBED]) is None
+    assert c04.show("smoke") is None and "not read under profile smoke" in capsys.readouterr().out
+    study = c04.show("quick")                                          # an empty store: the table, no figure
+    assert study.readings is None and "nothing to draw" in capsys.readouterr().out
