@@ -446,7 +446,8 @@ CONFIRMATORY = {
     "budget_exponent_uncapped": ConfirmatoryTest("C03-budget", "exponent_meets_band", lambda v: v == 1.0,
                                                  lambda v: v == 0.5, "≥ 4 demands with ≥ 2 valid learned seeds, "
                                                  "and a seed interval no wider than 0.16",
-                                                 lambda r: r["demands_valid"] >= 4 and r["interval_width"] <= 0.16),
+                                                 lambda r: r["demands_valid"] >= 4 and r["interval_width"] is not None
+                                                 and r["interval_width"] <= 0.16),
     "speed_at_T_eq_n_uncapped": ConfirmatoryTest("C03-budget", "speed_at_T_eq_n",
                                                  _unit_speed_holds, _unit_speed_partly,
                                                  "the seeds' range meets 1 ± 0.10 for reproduced; ≥ 2 valid "

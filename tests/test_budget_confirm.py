@@ -1,0 +1,72 @@
+"""The C03-budget aggregation (`instruments.budget_confirm.budget_confirm_results`) on constructed per-run
+readings, and the entry's rules applied to it through `claims.CONFIRMATORY`."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from lib import claims
+from lib.instruments.budget_confirm import budget_confirm_results
+
+DEMANDS = {16: 0.5, 12: 2 / 3, 8: 1.0, 6: 4 / 3, 4: 2.0}
+
+
+def reading(T, seed, b=0.98, jitter=0.0, learned=True, valid=True, late=(0.2, 0.95, 0.9), cls="linear", cone=1.0):
+    v = DEMANDS[T] ** b * (1 + jitter)
+    x = dict(config=SimpleNamespace(T_train=T, n_train=8, seed=seed, demand=DEMANDS[T]), learned=learned, valid=valid,
+             v_tau=v, v_frontier=v)
+    if learned and valid:
+        x.update(rescue=dict(late_at_T_train=late[0], late_at_T_star=late[1], late_at_rescue=late[2], whole_at_T_star=0.5,
+                             best_late=(1.0, 20)), free_class=cls, v_cone=cone * v, probe_valid=True, v_probe=v)
+    return x
+
+
+def study(**kw):
+    return [reading(T, s, jitter=0.01 * (s - 121), **kw) for s in (120, 121, 122) for T in DEMANDS]
+
+
+def verdict(results, key):
+    claims.record_confirmatory("C03-budget", results)
+    return claims.confirmatory_verdict(claims.claim(key))[0]
+
+
+def test_the_paper_picture_reads_reproduced_on_every_rule(store_root):
+    r = budget_confirm_results(study())
+    assert r["exponent"] == pytest.approx(0.98, abs=1e-3) and r["interval_width"] <= 0.16
+    assert r["demands_valid"] == 5 and r["exponent_meets_band"] == 1.0 and not r["estimator_flips"]
+    assert r["rescue_gain"] == pytest.approx(0.7) and r["halting_late_acc"] == pytest.approx(0.95)
+    for key in ("budget_exponent_uncapped", "speed_at_T_eq_n_uncapped", "rescue_gain", "halting_late_acc",
+                "free_linear_fraction_uncapped", "cone_ratio_median"):
+        assert verdict(r, key) == "reproduced", key
+
+
+def test_an_exponent_of_one_point_one_misses_the_band_and_the_partly_band(store_root):
+    r = budget_confirm_results(study(b=1.1))
+    assert r["exponent_meets_band"] == 0.0 and verdict(r, "budget_exponent_uncapped") == "not reproduced"
+    r = budget_confirm_results(study(b=1.05))
+    assert r["exponent_meets_band"] == 0.5 and verdict(r, "budget_exponent_uncapped") == "partly"
+
+
+def test_invalid_runs_leave_the_fit_and_too_few_demands_is_not_measured(store_root):
+    xs = [reading(T, s, valid=not (T in (16, 12) and s != 120)) for s in (120, 121, 122) for T in DEMANDS]
+    r = budget_confirm_results(xs)
+    assert r["valid_learned_by_demand"]["0.5"] == 1 and r["demands_valid"] == 3
+    assert len(r["excluded_invalid"]) == 4
+    assert verdict(r, "budget_exponent_uncapped") == "not measured"
+
+
+def test_a_wide_seed_interval_is_not_measured(store_root):
+    rng = np.random.default_rng(0)
+    xs = [reading(T, s, jitter=float(rng.normal(0, 0.4))) for s in (120, 121, 122) for T in DEMANDS]
+    r = budget_confirm_results(xs)
+    assert r["interval_width"] > 0.16 and verdict(r, "budget_exponent_uncapped") == "not measured"
+
+
+def test_classes_and_cones(store_root):
+    xs = study()
+    for x in xs[:8]:
+        x["free_class"] = "log"
+    r = budget_confirm_results(xs)
+    assert r["free_linear_fraction"] == pytest.approx(7 / 15, abs=1e-3) and verdict(r, "free_linear_fraction_uncapped") == "not reproduced"
+    r = budget_confirm_results(study(cone=1.6))
+    assert r["cone_ratio_median"] == pytest.approx(1.6) and verdict(r, "cone_ratio_median") == "partly"
