@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from . import tasks as tasks_mod
 from .curriculum import LENGTH_DISTRIBUTIONS
-from .model import INJECTIONS, POSITIONAL, LoopConfig
+from .model import INJECTIONS, LoopConfig
 
 # Bump when a change alters what training produces for an unchanged config: it enters every
 # run's hash, so stale cached runs are never read as current ones.
@@ -30,6 +30,66 @@ MODES = ("", "cpu-eager-fp32", "cpu-compiled-fp32", "cuda-eager-bf16", "cuda-com
 # Run seeds kept for pre-registered (confirmatory) studies: no search, pilot or exploratory plan uses
 # them, and a run on one must declare its execution mode.
 RESERVED_SEEDS = range(100, 200)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# RunConfig's checks as tables (`RunConfig.__post_init__` applies them in this order). Integers: (field,
+# least value, note in the message).
+_INTEGERS = tuple((name, 1, "") for name in ("n_train", "T_train", "n_layers", "d_model", "n_heads", "batch", "max_steps",
+                                              "curriculum_start", "curriculum_step", "eval_count", "checkpoint_every")) \
+    + tuple((name, 0, "") for name in ("warmup", "polish_steps", "seed")) + (("plateau_stop", 0, " (steps; 0 = off)"),)
+_CHOICES = (("schedule", SCHEDULES, ""), ("loss_loops", LOSS_LOOPS, ""), ("lr_decay", LR_DECAYS, ""),
+            ("lengths", LENGTH_DISTRIBUTIONS, ""), ("injection", INJECTIONS, ""), ("mode", MODES, "execution mode "))
+_FLAGS = ("tied", "causal")
+# (field, test, what is allowed)
+_VALUES = (
+    ("T_jitter", lambda v: _number(v) and v >= 1, "must be a number >= 1 (1 = no jitter)"),
+    ("progressive_alpha", lambda v: _number(v) and 0.0 <= v <= 1.0, "the weight of the progressive term, in [0, 1]"),
+    ("lr", lambda v: _number(v) and v > 0, "must be a positive number"),
+    ("clip", lambda v: _number(v) and v > 0, "must be a positive number"),
+    ("weight_decay", lambda v: _number(v) and v >= 0, "must be a non-negative number"),
+    *((name, lambda v: isinstance(v, (int, float)) and 0 < v <= 1, "must be in (0, 1]")
+      for name in ("final_acc", "promote_acc", "first_acc")),
+    ("init_from", lambda v: isinstance(v, str) and (not v or _is_run_id(v)),
+     "must be '' or a stored run's 'experiment/hash' (16 hex digits)"),
+    ("experiment", lambda v: bool(v) and all(c.isalnum() or c in "-_" for c in v),
+     "must be a non-empty name of letters, digits, '-' or '_'"),
+)
+# The rules between fields: (broken, message), each read on a config whose fields passed the tables.
+_RULES = (
+    (lambda c: c.progressive_alpha != 1.0 and c.loss_loops != "progressive",
+     lambda c: f"progressive_alpha: weighs the progressive loss only; allowed with loss_loops={c.loss_loops!r}: "
+               f"1.0 (the default), got {c.progressive_alpha!r}"),
+    (lambda c: c.residual_init == "depth" and c.tied,
+     lambda c: "residual_init: 'depth' scales by the untied stack's depth; a tied block has one block, "
+               "allowed with tied=True: 'block'"),
+    (lambda c: c.streaming and (c.T_jitter != 1 or c.loss_loops != "final"),
+     lambda c: "T_jitter / loss_loops: the streaming schedule fixes its loops (T = n + 2); "
+               "allowed with schedule='streaming': T_jitter=1, loss_loops='final'"),
+    (lambda c: c.streaming and c.T_train != c.n_train + 2,
+     lambda c: f"T_train: the streaming schedule needs T_train = n_train + 2 = {c.n_train + 2}, got {c.T_train}"),
+    (lambda c: c.streaming and not c.causal,
+     lambda c: "schedule: 'streaming' needs causal attention (causal=True)"),
+    (lambda c: (cells := tasks_mod.board_cells(c.task)) is not None
+        and (c.causal or c.n_train != cells or c.curriculum_start != cells),
+     lambda c: f"task: {c.task!r} needs causal=False (a square depends on the whole board) and n_train = curriculum_start = "
+               f"{tasks_mod.board_cells(c.task)} (one token per square), got causal={c.causal}, n_train={c.n_train}, "
+               f"curriculum_start={c.curriculum_start}"),
+    (lambda c: c.pos == "grid" and c.task != "sudoku",
+     lambda c: f"pos: 'grid' encodes a sudoku board's rows, columns and boxes; allowed only with task 'sudoku', "
+               f"got task {c.task!r}"),
+    (lambda c: not c.tied and c.loss_loops == "progressive",
+     lambda c: "loss_loops: 'progressive' restarts the loop from a detached state; the untied control has one block "
+               "per loop; allowed with tied=False: 'final', 'tail'"),
+    (lambda c: not c.tied and c.schedule != "fixed",
+     lambda c: f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', got {c.schedule!r}"),
+    (lambda c: c.seed in RESERVED_SEEDS and not c.mode,
+     lambda c: f"seed: {c.seed} is reserved for confirmatory runs ({RESERVED_SEEDS.start}-{RESERVED_SEEDS.stop - 1}), "
+               f"which declare an execution mode; allowed: a mode from {MODES[1:]}, or a seed outside the reserved range"),
+)
 
 
 @dataclass(frozen=True)
@@ -93,92 +153,26 @@ class RunConfig:
     mode: str = ""                   # execution mode (MODES); "" = chosen at train time (device, compile arguments)
 
     def __post_init__(self):
-        def need_int(name, lo):
+        """Every field against its table, then the rules between fields, then the model's own checks: the
+        first broken one raises, naming the parameter and what is allowed, before any work."""
+        for name, lo, note in _INTEGERS:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-                raise ValueError(f"{name}: must be an integer >= {lo}, got {v!r}")
-        for name in ("n_train", "T_train", "n_layers", "d_model", "n_heads", "batch",
-                     "max_steps", "curriculum_start", "curriculum_step", "eval_count", "checkpoint_every"):
-            need_int(name, 1)
-        for name in ("warmup", "polish_steps", "seed"):
-            need_int(name, 0)
+                raise ValueError(f"{name}: must be an integer >= {lo}{note}, got {v!r}")
+        for name, allowed, what in _CHOICES:
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}: unknown {what}{getattr(self, name)!r}; allowed: {allowed}")
+        for name in _FLAGS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}: must be True or False, got {getattr(self, name)!r}")
+        for name, ok, wanted in _VALUES:
+            if not ok(getattr(self, name)):
+                raise ValueError(f"{name}: {wanted}, got {getattr(self, name)!r}")
         tasks_mod.make_task(self.task)    # raises with the allowed names
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule: unknown {self.schedule!r}; allowed: {SCHEDULES}")
-        if (not isinstance(self.T_jitter, (int, float)) or isinstance(self.T_jitter, bool)
-                or not math.isfinite(self.T_jitter) or self.T_jitter < 1):
-            raise ValueError(f"T_jitter: must be a number >= 1 (1 = no jitter), got {self.T_jitter!r}")
-        if self.loss_loops not in LOSS_LOOPS:
-            raise ValueError(f"loss_loops: unknown {self.loss_loops!r}; allowed: {LOSS_LOOPS}")
-        if self.lr_decay not in LR_DECAYS:
-            raise ValueError(f"lr_decay: unknown {self.lr_decay!r}; allowed: {LR_DECAYS}")
-        if (not isinstance(self.progressive_alpha, (int, float)) or isinstance(self.progressive_alpha, bool)
-                or not 0.0 <= self.progressive_alpha <= 1.0):
-            raise ValueError(f"progressive_alpha: the weight of the progressive term, in [0, 1], got {self.progressive_alpha!r}")
-        if self.progressive_alpha != 1.0 and self.loss_loops != "progressive":
-            raise ValueError(f"progressive_alpha: weighs the progressive loss only; allowed with loss_loops="
-                             f"{self.loss_loops!r}: 1.0 (the default), got {self.progressive_alpha!r}")
-        if self.residual_init == "depth" and self.tied:
-            raise ValueError("residual_init: 'depth' scales by the untied stack's depth; a tied block has one block, "
-                             "allowed with tied=True: 'block'")
-        if self.streaming and (self.T_jitter != 1 or self.loss_loops != "final"):
-            raise ValueError("T_jitter / loss_loops: the streaming schedule fixes its loops (T = n + 2); "
-                             "allowed with schedule='streaming': T_jitter=1, loss_loops='final'")
-        if self.lengths not in LENGTH_DISTRIBUTIONS:
-            raise ValueError(f"lengths: unknown {self.lengths!r}; allowed: {LENGTH_DISTRIBUTIONS}")
-        if self.injection not in INJECTIONS:
-            raise ValueError(f"injection: unknown {self.injection!r}; allowed: {INJECTIONS}")
-        if self.schedule == "streaming" and self.T_train != self.n_train + 2:
-            raise ValueError(f"T_train: the streaming schedule needs T_train = n_train + 2 = {self.n_train + 2}, "
-                             f"got {self.T_train}")
-        if not isinstance(self.tied, bool):
-            raise ValueError(f"tied: must be True or False, got {self.tied!r}")
-        if not isinstance(self.causal, bool):
-            raise ValueError(f"causal: must be True or False, got {self.causal!r}")
-        if self.schedule == "streaming" and not self.causal:
-            raise ValueError("schedule: 'streaming' needs causal attention (causal=True)")
-        cells = {"sudoku": 81, "chess": 64}.get(self.task)
-        if cells and (self.causal or self.n_train != cells or self.curriculum_start != cells):
-            raise ValueError(f"task: {self.task!r} needs causal=False (a square depends on the whole board) and "
-                             f"n_train = curriculum_start = {cells} (one token per square), got causal={self.causal}, "
-                             f"n_train={self.n_train}, curriculum_start={self.curriculum_start}")
-        if self.pos == "grid" and self.task != "sudoku":
-            raise ValueError(f"pos: 'grid' encodes a sudoku board's rows, columns and boxes; allowed only with "
-                             f"task 'sudoku', got task {self.task!r}")
-        if not self.tied and self.loss_loops == "progressive":
-            raise ValueError("loss_loops: 'progressive' restarts the loop from a detached state; the untied control "
-                             "has one block per loop; allowed with tied=False: 'final', 'tail'")
-        if not self.tied and self.schedule != "fixed":
-            raise ValueError(f"schedule: the untied control runs a fixed depth; allowed with tied=False: 'fixed', "
-                             f"got {self.schedule!r}")
-        self.model_config()               # the model's own checks (norm, outer_norm, ...) name the parameter
-        if self.pos not in POSITIONAL:
-            raise ValueError(f"pos: unknown positional encoding {self.pos!r}; allowed: {POSITIONAL}")
-        if not isinstance(self.plateau_stop, int) or isinstance(self.plateau_stop, bool) or self.plateau_stop < 0:
-            raise ValueError(f"plateau_stop: must be an integer >= 0 (steps; 0 = off), got {self.plateau_stop!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
-        for name, lo in (("lr", "positive"), ("clip", "positive"), ("weight_decay", "non-negative")):
-            v = getattr(self, name)
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and (
-                v > 0 if lo == "positive" else v >= 0)
-            if not ok:
-                raise ValueError(f"{name}: must be a {lo} number, got {v!r}")
-        for name in ("final_acc", "promote_acc", "first_acc"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not 0 < v <= 1:
-                raise ValueError(f"{name}: must be in (0, 1], got {v!r}")
-        if not isinstance(self.init_from, str) or (self.init_from and not _is_run_id(self.init_from)):
-            raise ValueError(f"init_from: must be '' or a stored run's 'experiment/hash' (16 hex digits), "
-                             f"got {self.init_from!r}")
-        if self.mode not in MODES:
-            raise ValueError(f"mode: unknown execution mode {self.mode!r}; allowed: {MODES}")
-        if self.seed in RESERVED_SEEDS and not self.mode:
-            raise ValueError(f"seed: {self.seed} is reserved for confirmatory runs ({RESERVED_SEEDS.start}-"
-                             f"{RESERVED_SEEDS.stop - 1}), which declare an execution mode; allowed: a mode from "
-                             f"{MODES[1:]}, or a seed outside the reserved range")
-        if not self.experiment or not all(c.isalnum() or c in "-_" for c in self.experiment):
-            raise ValueError(f"experiment: must be a non-empty name of letters, digits, '-' or '_', got {self.experiment!r}")
+        for broken, message in _RULES:
+            if broken(self):
+                raise ValueError(message(self))
+        self.model_config()               # the model's own checks (norm, outer_norm, pos, d_model, ...) name the parameter
 
     @property
     def streaming(self) -> bool:
