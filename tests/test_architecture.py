@@ -638,6 +638,7 @@ def test_c04_rule_values_and_the_mlp_flag():
     assert r["tied_scan_linear_fraction"] == 1.0 and r["tied_scan_valid_learned"] == 3
     assert r["untied_worst_at_12"] == 1.0 and r["extrapolation_comparable"]
     assert r["extrapolation_means_at_12"]["tied, untied recipe"] == 0.6
+    assert r["extrapolation_means_at_16"] == {"untied": 0.0, "tied, untied recipe": 0.0, "tied, settled T = n": 0.0}
     # ties are not "below": an untied seed equal to a comparator's worst seed breaks complete separation
     tie = c04.study_readings(_c04_rows(ext={"untied": (0.5, 0.1, 0.1), "tied, untied recipe": (0.5, 0.6, 0.7),
                                              "tied, settled T = n": (0.8, 0.9, 0.8)}))
@@ -690,7 +691,7 @@ def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch):
     assert json.loads(done.recorded.read_text())["untied_a5_seq_acc"] == 1.0
     # untied S4 never learned here: rule 4's precondition fails, so the recorded verdict is not measured
     assert claims.confirmatory_verdict(claims.claim("untied_a5_seq_acc"))[0] == "not measured"
-    assert "verdict untied_a5_seq_acc: not measured" in c04.describe(done)
+    assert "verdict untied_a5_seq_acc: not measured (untied_a5_seq_acc = 1.000)" in c04.describe(done)
 
 
 def test_c04_figure_and_the_notebooks_entry_point(store_root, capsys):

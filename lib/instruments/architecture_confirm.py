@@ -166,6 +166,9 @@ def study_readings(rows) -> dict:
                                      and rule_verdict(key, out) != rule_verdict(key, out, out[key + "_mlp"]))
     value, comparable, means = _extrapolation_rule(learned)
     out.update(untied_worst_at_12=value, extrapolation_comparable=comparable, extrapolation_means_at_12=means)
+    out["extrapolation_means_at_16"] = {f: (round(float(np.mean([r["extrapolation"][16] for r in learned[f]])), 4)
+                                            if learned.get(f) and 16 in learned[f][0]["extrapolation"] else None)
+                                        for f in ("untied", *COMPARATORS)}          # printed beside rule 3
     out["untied_s4_learned"] = len(learned.get("untied", []))
     a5 = [r["learned_acc"] for r in fam.get("untied A5", [])]
     out["untied_a5_seq_acc"] = round(float(max(a5)), 4) if a5 else None
@@ -256,12 +259,14 @@ def describe(study: Study) -> str:
                  f"{_f(rd['tied_scan_linear_fraction'])} over {rd['tied_scan_valid_learned']}"
                  + (" ⚑ the MLP probe's verdict differs" if rd["tied_mlp_flag"] else ""))
     lines.append(f"  rule 3 untied worst at n={COMPARE_N}: {_f(rd['untied_worst_at_12'], 1)} (learned seeds' means "
-                 f"{rd['extrapolation_means_at_12']}; comparable {rd['extrapolation_comparable']})")
+                 f"{rd['extrapolation_means_at_12']}; comparable {rd['extrapolation_comparable']}; at n = 16: "
+                 f"{rd['extrapolation_means_at_16']})")
     lines.append(f"  rule 4 untied A5 best in-distribution accuracy {_f(rd['untied_a5_seq_acc'], 3)} "
                  f"(untied S4 seeds learned: {rd['untied_s4_learned']})")
     if not study.complete:
         return "\n".join(lines + ["  verdicts: none until every run is stored (nothing recorded)"])
-    lines += [f"  verdict {k}: {rule_verdict(k, rd)}" for k in RULES]
+    lines += [f"  verdict {k}: {rule_verdict(k, rd)} ({claims.CONFIRMATORY[k].key} = "
+              f"{_f(rd[claims.CONFIRMATORY[k].key], 3)})" for k in RULES]
     return "\n".join(lines + [f"  recorded: {study.recorded.name}" if study.recorded else "  not recorded"])
 
 
