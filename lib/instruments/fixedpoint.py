@@ -227,7 +227,7 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
     hs = states(run.model, tokens[:128], T_long)
     grads = gradient_norms(run.model, tokens[:64], labels[:64], (c.T_train, 2 * c.T_train, 4 * c.T_train))
     return dict(
-        seed=c.seed, n_train=c.n_train, in_acc=run.metrics["final_eval"]["seq_acc"], reach=convergence(hs, "raw"),
+        seed=c.seed, n_train=c.n_train, T_train=c.T_train, in_acc=run.metrics["final_eval"]["seq_acc"], reach=convergence(hs, "raw"),
         reach_cosine=convergence(hs, "cosine"),
         dep=input_dependence(run.model, tokens[:128], T_long, vocab=task.n_symbols, final=hs[-1]),
         rho=float(np.median(jacobian_spectral_radius(run.model, tokens[:8], T_long, iters=40))),
