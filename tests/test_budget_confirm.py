@@ -1,7 +1,5 @@
 """The C03-budget aggregation (`instruments.budget_confirm.budget_confirm_results`) on constructed per-run
 readings, and the entry's rules applied to it through `claims.CONFIRMATORY`."""
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -13,8 +11,7 @@ DEMANDS = {16: 0.5, 12: 2 / 3, 8: 1.0, 6: 4 / 3, 4: 2.0}
 
 def reading(T, seed, b=0.98, jitter=0.0, learned=True, valid=True, late=(0.2, 0.95, 0.9), cls="linear", cone=1.0):
     v = DEMANDS[T] ** b * (1 + jitter)
-    x = dict(config=SimpleNamespace(T_train=T, n_train=8, seed=seed, demand=DEMANDS[T]), learned=learned, valid=valid,
-             v_tau=v, v_frontier=v)
+    x = dict(T_train=T, n_train=8, seed=seed, demand=DEMANDS[T], learned=learned, valid=valid, v_tau=v, v_frontier=v)
     if learned and valid:
         x.update(rescue=dict(late_at_T_train=late[0], late_at_T_star=late[1], late_at_rescue=late[2], whole_at_T_star=0.5,
                              best_late=(1.0, 20)), free_class=cls, v_cone=cone * v, probe_valid=True, v_probe=v)

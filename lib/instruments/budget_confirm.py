@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import reading_cache
 from . import block_probe, calibration, head
 from .budget import contract_readings, seed_interval
 from .extrapolation import beyond_training
@@ -32,32 +33,44 @@ CALIBRATION_NS = tuple(range(2, 9))
 PATCH_INPUTS, PATCH_ALPHA, PATCH_THRESHOLD = 32, 1.0, 0.5     # 02's damage-cone settings, unchanged
 
 
+READER_VERSION = 1            # bump when what `run_reading` computes changes: kept readings are then re-read
+
+
 def run_reading(run, eval_count: int = 512, learned_acc: float = 0.9, probe: bool = True) -> dict:
-    """Everything the entry reads from one run; the costly parts only for valid learned runs."""
+    """Everything the entry reads from one run, as plain numbers; the costly parts only for valid
+    learned runs."""
     x = contract_readings([run], eval_count, learned_acc, uncapped_factor=UNCAPPED)[0]
     c, t = x["config"], x["tau_uncapped"]
-    x["valid"] = bool(t.n_solved > 0 and t.position1_first_loop >= head.DECODER_VALID)
-    x["v_tau"], x["v_frontier"] = float(t.v_tau.v), float(t.v_frontier)
-    if not (x["learned"] and x["valid"]):
-        return x
-    far = beyond_training(run.model, c, N_LONG, x["v_tau"], SCAN_FACTOR, eval_count)
+    out = {"T_train": c.T_train, "n_train": c.n_train, "seed": c.seed, "demand": c.demand, "learned": x["learned"],
+           "position1_first_loop": float(t.position1_first_loop) if t.n_solved else None,
+           "valid": bool(t.n_solved > 0 and t.position1_first_loop >= head.DECODER_VALID),
+           "v_tau": float(t.v_tau.v), "v_frontier": float(t.v_frontier)}
+    if not (out["learned"] and out["valid"]):
+        return out
+    far = beyond_training(run.model, c, N_LONG, out["v_tau"], SCAN_FACTOR, eval_count)
     T_rescue = RESCUE_FACTOR * c.loops_at(N_LONG)
-    x["rescue"] = {"T_train": c.T_train, "T_star": far["T_star"], "T_rescue": T_rescue,
-                   "late_at_T_train": far["at_T_train"][1], "whole_at_T_train": far["at_T_train"][0],
-                   "late_at_T_star": far["at_T_star"][1] if far["T_star"] else None,
-                   "whole_at_T_star": far["at_T_star"][0] if far["T_star"] else None,
-                   "late_at_rescue": float(far["late"][T_rescue - 1]), "whole_at_rescue": float(far["acc"].at(T_rescue)),
-                   "best_late": far["best_late"], "best_whole": far["best_whole"]}
+    out["rescue"] = {"T_train": c.T_train, "T_star": far["T_star"], "T_rescue": T_rescue,
+                     "late_at_T_train": far["at_T_train"][1], "whole_at_T_train": far["at_T_train"][0],
+                     "late_at_T_star": far["at_T_star"][1] if far["T_star"] else None,
+                     "whole_at_T_star": far["at_T_star"][0] if far["T_star"] else None,
+                     "late_at_rescue": float(far["late"][T_rescue - 1]), "whole_at_rescue": float(far["acc"].at(T_rescue)),
+                     "best_late": list(far["best_late"]), "best_whole": list(far["best_whole"])}
     free = calibration.free_reading(run, CALIBRATION_NS, eval_count, PATCH_INPUTS, PATCH_ALPHA, PATCH_THRESHOLD, learned_acc)
     fit = free["against_n_uncapped"].fit
-    x["free_class"] = fit.cls if fit else None
-    x["v_cone"] = float(free["cones"].v_cone)
+    out["free_class"] = fit.cls if fit else None
+    out["v_cone"] = float(free["cones"].v_cone)
     if probe:
         T = UNCAPPED * c.T_train
         p = block_probe.read_run(run, block_probe.fit_for_run(run, T), c.n_train, T, eval_count, purpose="in_distribution")
-        x["probe_valid"] = bool(p.validity >= head.DECODER_VALID)
-        x["v_probe"] = float(head.speed_from_tau(p.tau_curve).v) if p.n_solved else float("nan")
-    return x
+        out["probe_valid"] = bool(p.validity >= head.DECODER_VALID)
+        out["v_probe"] = float(head.speed_from_tau(p.tau_curve).v) if p.n_solved else float("nan")
+    return out
+
+
+def study_readings(runs, recompute: bool = False) -> list[dict]:
+    """`run_reading` of each run, kept beside the run (`reading_cache`: read again only when the run's
+    weights or READER_VERSION change; `recompute` checks the kept reading against a fresh one)."""
+    return [reading_cache.reading(r, "c03-budget", READER_VERSION, lambda r=r: run_reading(r), recompute) for r in runs]
 
 
 def _band_reading(point: float | None, interval) -> float | None:
@@ -70,7 +83,7 @@ def _band_reading(point: float | None, interval) -> float | None:
 
 
 def _exponent(runs: list[dict], key: str) -> dict:
-    d = np.array([x["config"].demand for x in runs])
+    d = np.array([x["demand"] for x in runs])
     v = np.array([x[key] for x in runs])
     ok = np.isfinite(v) & (v > 0)
     if ok.sum() < 2 or len(np.unique(d[ok])) < 2:
@@ -86,21 +99,21 @@ def budget_confirm_results(readings: list[dict]) -> dict:
     good = [x for x in readings if x["learned"] and x["valid"]]
     by_demand = {}
     for x in readings:
-        by_demand.setdefault(round(x["config"].demand, 4), []).append(x)
+        by_demand.setdefault(round(x["demand"], 4), []).append(x)
     valid_counts = {str(d): sum(x["learned"] and x["valid"] for x in xs) for d, xs in sorted(by_demand.items())}
-    kept = [x for x in good if valid_counts[str(round(x["config"].demand, 4))] >= 2]
+    kept = [x for x in good if valid_counts[str(round(x["demand"], 4))] >= 2]
     tau, front = _exponent(kept, "v_tau"), _exponent(kept, "v_frontier")
-    unit = [x["v_tau"] for x in good if x["config"].T_train == x["config"].n_train]
+    unit = [x["v_tau"] for x in good if x["T_train"] == x["n_train"]]
     mean = lambda xs: round(float(np.mean(xs)), 3) if xs else None           # noqa: E731
     rescued = [x["rescue"] for x in good]
     halting = [r["late_at_T_star"] for r in rescued if r["late_at_T_star"] is not None]
     ratios = [x["v_cone"] / x["v_tau"] for x in good if np.isfinite(x["v_cone"]) and np.isfinite(x["v_tau"]) and x["v_tau"] > 0]
-    cone_demands = {round(x["config"].demand, 4) for x in good if np.isfinite(x["v_cone"])}
+    cone_demands = {round(x["demand"], 4) for x in good if np.isfinite(x["v_cone"])}
     probe_kept = [x for x in kept if x.get("probe_valid")]
     return {
         "runs": len(readings), "learned": sum(x["learned"] for x in readings), "valid_learned": len(good),
         "valid_learned_by_demand": valid_counts,
-        "excluded_invalid": [f"T={x['config'].T_train} seed {x['config'].seed}" for x in readings if x["learned"] and not x["valid"]],
+        "excluded_invalid": [f"T={x['T_train']} seed {x['seed']}" for x in readings if x["learned"] and not x["valid"]],
         "demands_valid": sum(v >= 2 for v in valid_counts.values()),
         "exponent": tau["exponent"], "exponent_interval": tau["interval"], "interval_width": tau["width"],
         "exponent_meets_band": tau["meets_band"],
@@ -111,12 +124,12 @@ def budget_confirm_results(readings: list[dict]) -> dict:
         "speed_at_T_eq_n": mean(unit), "demand1_valid": len(unit),
         "demand1_range": [round(min(unit), 3), round(max(unit), 3)] if unit else None,
         "demand1_range_meets": bool(unit) and min(unit) <= 1.1 and max(unit) >= 0.9,
-        "speed_at_T_eq_n_frontier": mean([x["v_frontier"] for x in good if x["config"].T_train == x["config"].n_train]),
+        "speed_at_T_eq_n_frontier": mean([x["v_frontier"] for x in good if x["T_train"] == x["n_train"]]),
         "rescue_gain": mean([r["late_at_rescue"] - r["late_at_T_train"] for r in rescued]),
         "halting_late_acc": mean(halting), "halting_whole_acc": mean([r["whole_at_T_star"] for r in rescued if r["whole_at_T_star"] is not None]),
         "best_loop_late_upper_bound": mean([r["best_late"][0] for r in rescued]),
         "free_linear_fraction": mean([x["free_class"] == "linear" for x in good]),
-        "free_classes": {f"T={x['config'].T_train} seed {x['config'].seed}": x["free_class"] for x in good},
+        "free_classes": {f"T={x['T_train']} seed {x['seed']}": x["free_class"] for x in good},
         "cone_ratio_median": round(float(np.median(ratios)), 3) if ratios else None,
         "demands_with_cones": len(cone_demands),
     }
