@@ -28,7 +28,7 @@ chromium:
 # folder (LOOPS_ARTIFACTS), and the tree must be as clean after the suite as before it: the checks never
 # rewrite or add a file of the checkout
 test: $(STAMP) chromium
-	$(PY) -m ruff check lib tests bench
+	$(PY) -m ruff check lib tests bench searches
 	@git status --porcelain --untracked-files=all > .test-status-before 2>/dev/null || true
 	LOOPS_HEADLESS=1 OMP_NUM_THREADS=1 LOOPS_ARTIFACTS=$$(mktemp -d) $(PY) -m pytest -n auto --dist loadfile tests \
 		notebooks/0*.ipynb --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --durations=25
