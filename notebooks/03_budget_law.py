@@ -32,7 +32,7 @@
 # loops), fit the exponent with an interval from the seeds, then test extra loops and the halting
 # rule at twice the training length.
 #
-# **The recipe** (`profiles.SETTLED`, from `bench/settle_search.py` under a rule written before any
+# **The recipe** (`profiles.SETTLED`, from `searches/settle_search.py` under a rule written before any
 # candidate trained; no candidate kept the law by that rule (every exponent interval over seeds
 # excluded 1), so by its fallback this is the best settler; the comment at `profiles.SETTLED` has the
 # figures): the loops at each curriculum length hold the contract's demand, each batch

@@ -28,13 +28,13 @@
 # n_train / 2. **Target:** whole-word accuracy beyond training, at the contest's test length `n_ood`
 # with the loops the run gets there (`RunConfig.loops_at`, the project's one rule). A seed
 # *generalizes* when that accuracy is ≥ 0.5. The test lengths were fixed by a pilot
-# (`bench/contest_pilot.py`, `bench/results/contest_pilot.json`) that read only the OOD accuracy of
+# (`searches/contest_pilot.py`, `searches/results/contest_pilot.json`) that read only the OOD accuracy of
 # seeds 0-2, which never enter a contest (`profiles.CONTEST_PILOT_SEEDS`): 2 n_train where the pilot's
 # seeds split there, else the longest length at which they split. The contest seeds are
 # `profiles.CONTEST_SEEDS`. The runs are independent runs, one per seed, not one population program:
 # the jittered schedule draws a loop count per seed and batch, so a population step would run every
 # seed at the step's largest draw, which costs more than batching gains (`population.batchable`).
-# The stored ones were trained by `bench/contest_pilot.py --contests --compile` (compiled step); a run
+# The stored ones were trained by `searches/contest_pilot.py --contests --compile` (compiled step); a run
 # this notebook trains itself is eager. Each contest's training cost is printed below, from the runs'
 # records. (The paper profile's contests read 2 n_train: no pilot has run at the paper's scale.)
 #

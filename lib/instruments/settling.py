@@ -1,6 +1,6 @@
 """Does a trained loop settle past its budget, and what does it compute there?
 
-One reading per run, used by the recipe search (bench/settle_search.py) and the budget-law and
+One reading per run, used by the recipe search (searches/settle_search.py) and the budget-law and
 tail notebooks. On the contract (n_train, T_train) of a run:
 - in-distribution whole-word accuracy after T, 2T and 4T loops (holding the answer past the budget);
 - the head: tau(n_train, i), v-hat from tau and from the frontier;
