@@ -196,9 +196,10 @@ if results["untied_minus_tied_ood"] is None:
 # 2·loops_at(n) loops), a seed counted only when it learned (≥ 0.9 whole-word at n = 8) and its linear
 # probe reads position 1 at block 1 on ≥ 0.9 of the solved inputs; the scaling class per seed and the
 # share per class with Wilson 95 % intervals; whole-word accuracy at n = 12 and 16 with each run's own
-# loops. The reader (`instruments.architecture_confirm`) reads whichever runs are stored and records the
-# readings, and so the ledger's confirmatory verdicts (rules 1–4 in `claims.CONFIRMATORY`), only once
-# every run of the study is stored. The exploratory rows above are untouched by it.
+# loops. The reader (`instruments.architecture_confirm`) reads whichever runs are stored (each run's
+# reading kept beside it, `reading_cache`: a probed run costs minutes) and records the readings, and so
+# the ledger's confirmatory verdicts (rules 1–4 in `claims.CONFIRMATORY`), only once every run of the
+# study is stored. The exploratory rows above are untouched by it.
 
 # %%
 confirm = architecture_confirm.show(PROFILE)

@@ -558,8 +558,7 @@ class _Reads(dict):
 
 
 def _scaling(cls, validity=1.0):
-    fit = None if cls is None else SimpleNamespace(cls=cls, r2={"log": 0.5, "linear": 0.5})
-    return c04.DecoderScaling(list(range(2, 17)), [1.0] * 15, validity, fit)
+    return {"class": cls, "validity": validity, "ns": list(range(2, 17)), "tau_last": [1.0] * 15, "r2_log_linear": None}
 
 
 def _c04_row(family, seed, learned=True, cls="linear", validity=1.0, ext12=0.5, mlp="same", acc=None):
@@ -567,7 +566,7 @@ def _c04_row(family, seed, learned=True, cls="linear", validity=1.0, ext12=0.5, 
     dec = {} if family not in c04.PROBED else {
         "linear": _scaling(cls, validity), "mlp": _scaling(cls if mlp == "same" else mlp, validity),
         "readout": _scaling("flat", 0.04)}
-    return dict(family=family, seed=seed, config=None, steps=100, extrapolation={12: ext12, 16: 0.0}, decoders=dec,
+    return dict(family=family, seed=seed, steps=100, extrapolation={"12": ext12, "16": 0.0}, decoders=dec,
                 learned_acc=(1.0 if learned else 0.2) if acc is None else acc, learned=learned)
 
 
@@ -651,24 +650,26 @@ def test_c04_rule_values_and_the_mlp_flag():
 
 def test_the_c04_reader_reads_a_serial_stack_linear_and_a_hillis_steele_scan_log():
     """Through the reader's own path (probes fit on the run's probe-fit words, read on its tau_vs_n sets)."""
-    serial = c04.read_seed("tied", fake_run(SerialPropagator(5, 1), n_train=8, T_train=8), ns=range(2, 11),
-                           kinds=("linear",), count=48, fit_count=32, extrapolation_ns=(12,))
+    serial_run = fake_run(SerialPropagator(5, 1), n_train=8, T_train=8)
+    serial = c04.read_seed("tied", serial_run, ns=range(2, 11), kinds=("linear",), count=48, fit_count=32,
+                           extrapolation_ns=(12,))
     lin, readout = serial["decoders"]["linear"], serial["decoders"]["readout"]
-    assert serial["learned"] and lin.ns == list(range(2, 11)) and claims.decoder_valid(lin.validity)
-    assert lin.cls == "linear" and readout.cls == "linear" and readout.last == [float(n) for n in range(2, 11)]
-    scan = c04.read_seed("untied", fake_run(ScanPropagator(), n_train=8, T_train=5, tied=False), ns=range(2, 17),
-                         kinds=("linear",), count=48, fit_count=32)
+    assert serial["learned"] and lin["ns"] == list(range(2, 11)) and claims.decoder_valid(lin["validity"])
+    assert lin["class"] == "linear" and readout["class"] == "linear" and readout["tau_last"] == list(range(2, 11))
+    scan_run = fake_run(ScanPropagator(), n_train=8, T_train=5, tied=False)
+    scan = c04.read_seed("untied", scan_run, ns=range(2, 17), kinds=("linear",), count=48, fit_count=32)
+    assert json.loads(json.dumps(scan)) == scan                           # plain JSON: kept beside the run as is
     lin, readout = scan["decoders"]["linear"], scan["decoders"]["readout"]
-    assert scan["learned"] and claims.decoder_valid(lin.validity) and lin.cls == "log" and readout.cls == "log"
+    assert scan["learned"] and claims.decoder_valid(lin["validity"]) and lin["class"] == "log" and readout["class"] == "log"
     # the probe sees the answer once position i's window covers 1..i (BOS adds 0): ceil(log2 n), a block
     # before the readout, whose decoder waits for the window's BOS flag (floor(log2 n) + 1)
-    assert np.allclose(lin.last, [math.ceil(math.log2(n)) for n in range(2, 17)], atol=0.4)
-    assert readout.last == [math.floor(math.log2(n)) + 1 for n in range(2, 17)]
-    assert scan["extrapolation"] == {12: 1.0, 16: 1.0}
-    assert c04.blocks_read(scan["config"], 16) == 5 and c04.blocks_read(serial["config"], 12) == 24
+    assert np.allclose(lin["tau_last"], [math.ceil(math.log2(n)) for n in range(2, 17)], atol=0.4)
+    assert readout["tau_last"] == [math.floor(math.log2(n)) + 1 for n in range(2, 17)]
+    assert scan["extrapolation"] == {"12": 1.0, "16": 1.0}
+    assert c04.blocks_read(scan_run.config, 16) == 5 and c04.blocks_read(serial_run.config, 12) == 24
 
 
-def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch):
+def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch, tmp_path):
     empty = c04.read_study()
     assert empty.total == len(confirmatory.architecture()) == 18 and len(empty.missing) == 18
     assert empty.readings is None and empty.recorded is None and not claims.confirm_path("C04-architecture").exists()
@@ -678,15 +679,24 @@ def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch):
                                  for s in confirmatory.ARCHITECTURE_SEEDS)}
     stored = set(cfgs["untied A5"][:2])
     monkeypatch.setattr(c04.store, "is_done", lambda c: c in stored)
-    monkeypatch.setattr(c04.store, "load_run", lambda c: fake_run(SerialPropagator(5, 1), n_train=4, T_train=4, seed=c.seed,
-                                                                   mode=c.mode))
+    def load(c):                                   # a stored run: its folder holds DONE (the weights' sha256)
+        run = fake_run(SerialPropagator(5, 1), n_train=4, T_train=4, seed=c.seed, mode=c.mode)
+        run.path = tmp_path / str(c.seed)
+        run.path.mkdir(exist_ok=True)
+        (run.path / "DONE").write_text(json.dumps({"model_sha256": "abc"}))
+        return run
+    monkeypatch.setattr(c04.store, "load_run", load)
     partial = c04.read_study(cfgs, count=16)
+    assert (tmp_path / "110" / "readings" / "c04-architecture.json").exists()      # kept beside the run
     assert partial.readings["untied_a5_seq_acc"] == 1.0 and partial.recorded is None and not partial.complete
     assert not claims.confirm_path("C04-architecture").exists()
     text = c04.describe(partial)
     assert "not yet trained: 1 of 3 runs" in text and "verdicts: none until every run is stored" in text
     stored.add(cfgs["untied A5"][2])
+    read_seed, calls = c04.read_seed, []
+    monkeypatch.setattr(c04, "read_seed", lambda *a, **k: calls.append(a[1].config.seed) or read_seed(*a, **k))
     done = c04.read_study(cfgs, count=16)
+    assert calls == [112]                          # the two read before come from their kept readings
     assert done.complete and done.recorded == claims.confirm_path("C04-architecture")
     assert json.loads(done.recorded.read_text())["untied_a5_seq_acc"] == 1.0
     # untied S4 never learned here: rule 4's precondition fails, so the recorded verdict is not measured

@@ -13,9 +13,11 @@ Per run (`read_seed`):
   over the lengths with >= 16 solved inputs, >= 4 lengths or no class). Blocks read: untied, its
   blocks; tied, 2 * loops_at(n) loops. Probes are fit once a run, for as many blocks as the longest read.
 
-`study_readings` turns the rows into the readings the CONFIRMATORY rules of `lib/claims.py` consume
-(rules 1-4 of the entry); `read_study` reads whatever is stored and records them only once every run
-of the study is stored.
+A run's reading is plain JSON, kept beside the run (`reading_cache`, re-read only when its weights or
+READER_VERSION change): a probed run costs minutes (its MLP probes), too slow to redo in every pass of
+the notebook. `study_readings` turns the rows into the readings the CONFIRMATORY rules of
+`lib/claims.py` consume (rules 1-4 of the entry); `read_study` reads whatever is stored and records
+them only once every run of the study is stored.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import claims, confirmatory, stats, store
+from .. import claims, confirmatory, reading_cache, stats, store
 from ..probes import probe_set
 from . import architecture, block_probe, head
 
@@ -41,6 +43,7 @@ COUNT, FIT_COUNT = 512, 256                                   # test words a len
 DECODERS = ("linear", "mlp", "readout")
 CLASSES = ("flat", "log", "linear", None)                     # None: too few solved lengths for a class
 RULES = ("untied_log_fraction", "tied_linear_fraction", "untied_minus_tied_ood", "untied_a5_seq_acc")
+READER_VERSION = 1            # bump when what `read_seed` computes changes: kept readings are then re-read
 
 
 def blocks_read(cfg, n: int) -> int:
@@ -89,17 +92,29 @@ def probe_readings(run, ns=TEST_NS, kinds=("linear", "mlp"), count: int = COUNT,
     return {k: scaling(v, min_solved) for k, v in per.items()}
 
 
+def _decoder_json(s: DecoderScaling) -> dict:
+    return {"class": s.cls, "validity": round(s.validity, 4), "ns": s.ns, "tau_last": [round(t, 4) for t in s.last],
+            "r2_log_linear": [round(s.fit.r2["log"], 4), round(s.fit.r2["linear"], 4)] if s.fit and s.cls != "flat" else None}
+
+
 def read_seed(family: str, run, probe: bool | None = None, ns=TEST_NS, kinds=("linear", "mlp"),
               count: int = COUNT, fit_count: int = FIT_COUNT, extrapolation_ns=EXTRAPOLATION_NS) -> dict:
-    """One run: learned, extrapolation and (probe: None means the family is in PROBED) its decoders."""
+    """One run, as plain JSON: learned, extrapolation (by str(n)) and (probe: None means the family is
+    in PROBED) its decoders' scaling readings."""
     c = run.config
-    acc = architecture.at_contract(run, count).at(c.T_train)
-    row = dict(family=family, seed=c.seed, config=c, steps=run.metrics.get("steps"), learned_acc=acc,
-               learned=acc >= head.LEARNED,
-               extrapolation=architecture.final_accuracy_by_length(run, extrapolation_ns, count), decoders={})
+    acc = float(architecture.at_contract(run, count).at(c.T_train))
+    ext = architecture.final_accuracy_by_length(run, extrapolation_ns, count)
+    row = dict(family=family, seed=c.seed, steps=run.metrics.get("steps"), learned_acc=round(acc, 4),
+               learned=acc >= head.LEARNED, extrapolation={str(n): round(a, 4) for n, a in ext.items()}, decoders={})
     if (family in PROBED) if probe is None else probe:
-        row["decoders"] = probe_readings(run, ns, kinds, count, fit_count)
+        row["decoders"] = {k: _decoder_json(v) for k, v in probe_readings(run, ns, kinds, count, fit_count).items()}
     return row
+
+
+def kept_seed(family: str, run, recompute: bool = False, **read_kw) -> dict:
+    """`read_seed`, kept beside the stored run (`reading_cache`)."""
+    return reading_cache.reading(run, "c04-architecture", READER_VERSION, lambda: read_seed(family, run, **read_kw),
+                                 recompute)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,14 +122,14 @@ def read_seed(family: str, run, probe: bool | None = None, ns=TEST_NS, kinds=("l
 
 def _valid(row) -> bool:
     d = row["decoders"].get("linear")
-    return d is not None and claims.decoder_valid(d.validity)
+    return d is not None and claims.decoder_valid(d["validity"])
 
 
 def _share(rows, cls: str, decoder: str) -> float | None:
     """Share of `rows` whose class under `decoder` is `cls` (a seed without a class does not count as it)."""
     if not rows:
         return None
-    return round(sum(r["decoders"][decoder].cls == cls for r in rows if decoder in r["decoders"]) / len(rows), 3)
+    return round(sum(r["decoders"][decoder]["class"] == cls for r in rows if decoder in r["decoders"]) / len(rows), 3)
 
 
 def _interval(k: int, n: int) -> list | None:
@@ -137,7 +152,7 @@ def _extrapolation_rule(learned: dict) -> tuple[float | None, bool, dict]:
     """Rule 3 on the learned seeds' accuracy at COMPARE_N: (value, comparable, means by family).
     1: every untied seed below every seed of both comparators; 0.5: the untied mean below both
     comparators' means without that; 0: otherwise."""
-    at = {f: [r["extrapolation"][COMPARE_N] for r in learned.get(f, [])] for f in ("untied", *COMPARATORS)}
+    at = {f: [r["extrapolation"][str(COMPARE_N)] for r in learned.get(f, [])] for f in ("untied", *COMPARATORS)}
     means = {f: (round(float(np.mean(v)), 4) if v else None) for f, v in at.items()}
     comparable = all(len(v) >= 2 and means[f] >= SCORES for f, v in at.items())
     if not all(at.values()):
@@ -166,29 +181,21 @@ def study_readings(rows) -> dict:
                                      and rule_verdict(key, out) != rule_verdict(key, out, out[key + "_mlp"]))
     value, comparable, means = _extrapolation_rule(learned)
     out.update(untied_worst_at_12=value, extrapolation_comparable=comparable, extrapolation_means_at_12=means)
-    out["extrapolation_means_at_16"] = {f: (round(float(np.mean([r["extrapolation"][16] for r in learned[f]])), 4)
-                                            if learned.get(f) and 16 in learned[f][0]["extrapolation"] else None)
+    out["extrapolation_means_at_16"] = {f: (round(float(np.mean([r["extrapolation"]["16"] for r in learned[f]])), 4)
+                                            if learned.get(f) and "16" in learned[f][0]["extrapolation"] else None)
                                         for f in ("untied", *COMPARATORS)}          # printed beside rule 3
     out["untied_s4_learned"] = len(learned.get("untied", []))
     a5 = [r["learned_acc"] for r in fam.get("untied A5", [])]
     out["untied_a5_seq_acc"] = round(float(max(a5)), 4) if a5 else None
     out["families"] = {f: {"seeds": [r["seed"] for r in rs], "learned": _interval(len(learned[f]), len(rs)),
                            "valid_learned": len(valid[f]) if f in valid else None,
-                           "class_shares": ({d: {str(c): _interval(sum(r["decoders"][d].cls == c for r in valid[f]),
+                           "class_shares": ({d: {str(c): _interval(sum(r["decoders"][d]["class"] == c for r in valid[f]),
                                                                    len(valid[f])) for c in CLASSES}
                                              for d in DECODERS} if f in valid else None)}
                        for f, rs in fam.items()}
-    out["seeds"] = {f"{r['family']} seed {r['seed']}": _seed_json(r) for r in rows}
+    out["seeds"] = {f"{r['family']} seed {r['seed']}": {k: v for k, v in r.items() if k not in ("family", "seed")}
+                    for r in rows}
     return out
-
-
-def _seed_json(r) -> dict:
-    dec = {d: {"class": s.cls, "validity": round(s.validity, 3), "ns": s.ns, "tau_last": [round(t, 3) for t in s.last],
-               "r2_log_linear": ([round(s.fit.r2["log"], 3), round(s.fit.r2["linear"], 3)]
-                                 if s.fit and s.fit.cls != "flat" else None)}
-           for d, s in r["decoders"].items()}
-    return {"learned_acc": round(float(r["learned_acc"]), 4), "learned": bool(r["learned"]), "steps": r["steps"],
-            "extrapolation": {str(n): round(float(a), 4) for n, a in r["extrapolation"].items()}, "decoders": dec}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,13 +214,15 @@ class Study:
         return not self.missing
 
 
-def read_study(families: dict | None = None, record: bool = True, **read_kw) -> Study:
-    """Read every stored run of the study (`confirmatory.architecture_families()` unless given); record
-    the readings (`claims.record_confirmatory`) only when every run is stored and `record`."""
+def read_study(families: dict | None = None, record: bool = True, keep: bool = True, **read_kw) -> Study:
+    """Read every stored run of the study (`confirmatory.architecture_families()` unless given; keep: each
+    run's reading kept beside it, `kept_seed`); record the readings (`claims.record_confirmatory`) only
+    when every run is stored and `record`."""
     families = confirmatory.architecture_families() if families is None else families
     pairs = [(f, c) for f, cfgs in families.items() for c in cfgs]
     study = Study(len(pairs), [(f, c) for f, c in pairs if not store.is_done(c)])
-    study.rows = [read_seed(f, store.load_run(c), **read_kw) for f, c in pairs if store.is_done(c)]
+    read = kept_seed if keep else read_seed
+    study.rows = [read(f, store.load_run(c), **read_kw) for f, c in pairs if store.is_done(c)]
     study.readings = study_readings(study.rows) if study.rows else None
     if study.complete and record:
         study.recorded = claims.record_confirmatory(ENTRY, study.readings)
@@ -236,10 +245,11 @@ def describe(study: Study) -> str:
     for r in study.rows:
         d = r["decoders"]
         ext = " ".join(f"n={n}: {a:.3f}" for n, a in r["extrapolation"].items())
-        probe = "" if not d else ("; classes " + " / ".join(f"{k} {d[k].cls}" for k in d) +
-                                  f"; validity linear {d['linear'].validity:.2f}, readout {d['readout'].validity:.2f}"
-                                  f"; probe tau(last) n={d['linear'].ns[0] if d['linear'].ns else '-'}.."
-                                  f"{d['linear'].ns[-1] if d['linear'].ns else '-'}: {np.round(d['linear'].last, 1).tolist()}")
+        lin = d.get("linear", {})
+        probe = "" if not d else ("; classes " + " / ".join(f"{k} {d[k]['class']}" for k in d) +
+                                  f"; validity linear {lin['validity']:.2f}, readout {d['readout']['validity']:.2f}"
+                                  f"; probe tau(last) n={lin['ns'][0] if lin['ns'] else '-'}.."
+                                  f"{lin['ns'][-1] if lin['ns'] else '-'}: {np.round(lin['tau_last'], 1).tolist()}")
         lines.append(f"  {r['family']:20s} seed {r['seed']}: in-distribution {r['learned_acc']:.3f} "
                      f"({'learned' if r['learned'] else 'not learned'}); {ext}{probe}")
     if study.readings is None:
@@ -289,9 +299,9 @@ def figure(rows):
     for ax, f in zip(axes[0], fams):
         for i, r in enumerate(r for r in rows if r["family"] == f and r["decoders"]):
             for d, s in r["decoders"].items():
-                if s.ns:
-                    ax.plot(s.ns, s.last, styles[d], marker="os^v"[i % 4], ms=3, color=f"C{i}",
-                            label=f"seed {r['seed']} {d}: {s.cls or '?'}" + ("" if r["learned"] else " (not learned)"))
+                if s["ns"]:
+                    ax.plot(s["ns"], s["tau_last"], styles[d], marker="os^v"[i % 4], ms=3, color=f"C{i}",
+                            label=f"seed {r['seed']} {d}: {s['class'] or '?'}" + ("" if r["learned"] else " (not learned)"))
         ax.set(title=f, xlabel="input length n", ylabel="tau(last), blocks (loops for tied)")
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.legend(fontsize=6)
