@@ -3,18 +3,21 @@ run, list, verify.
 
     python -m lib.cli train budget_law --profile quick --shard 0/2
     python -m lib.cli train confirm:C05-wall --queue      # a pre-registered study (lib/confirmatory.py)
+    python -m lib.cli train pilot:P41 --queue             # a pilot under its committed rule (searches/p41_pilot.py)
+    python -m lib.cli train pilot:P43 --dry-run           # list a plan's runs and which are stored; train nothing
     python -m lib.cli run --config '{"task": "S4", ...}' [--train]
     python -m lib.cli eval budget_law/1a2b3c4d5e6f7a8b --n 8,16,32 --loops 8,16,64
     python -m lib.cli list [--task S4] [--seed 0] [--experiment budget_law] [--mode cpu-eager-fp32] [--status done]
     python -m lib.cli verify
 
 Every option is checked before any work; a bad one exits 2 naming it and what is allowed. It sits above
-the plans (`profiles.SECTIONS`, `confirmatory.STUDIES`) and the store, so neither needs the other's
-command line.
+the plans (`profiles.SECTIONS`, `confirmatory.STUDIES`, the pilots' queues in `PILOTS`) and the store, so
+neither needs the other's command line.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
@@ -22,21 +25,33 @@ import time
 import torch
 
 from . import confirmatory, store
-from .config import MODES, RunConfig
+from .config import MODES, RunConfig, run_id
 from .paths import outputs_dir
 from .profiles import PROFILES, SECTIONS
+
+# Pilots whose rules are committed in paper/PREREGISTRATION.md (exploratory seeds, no execution mode): the
+# entry's id -> the module whose `queue()` lists its runs in queue order.
+PILOTS = {"P41": "searches.p41_pilot", "P43": "searches.p43_pilots"}
 
 
 def plan_configs(section: str, profile: str, seeds=None) -> list[RunConfig]:
     """Every run of a section's plan, parents before children (a warm start needs its parent); or,
-    for 'confirm:<entry>', a pre-registered study's runs in its queue order (its seeds, its mode)."""
+    for 'confirm:<entry>', a pre-registered study's runs in its queue order (its seeds, its mode); for
+    'pilot:<entry>', a pilot's runs in its queue order (its seeds, fixed by its rule)."""
+    if section.startswith("pilot:"):
+        if seeds is not None:
+            raise ValueError("--seeds: a pilot's seeds are fixed by its rule; allowed: none")
+        entry = section.partition(":")[2]
+        if entry not in PILOTS:
+            raise ValueError(f"pilot: unknown pilot {entry!r}; allowed: {sorted(PILOTS)}")
+        return list(importlib.import_module(PILOTS[entry]).queue())
     if section.startswith("confirm:"):
         if seeds is not None:
             raise ValueError("--seeds: a pre-registered study's seeds are fixed by its entry; allowed: none")
         return list(confirmatory.study(section.partition(":")[2]))
     if section not in SECTIONS:
         raise ValueError(f"section: unknown {section!r}; allowed: {sorted(SECTIONS)} or "
-                         f"{['confirm:' + e for e in confirmatory.STUDIES]}")
+                         f"{['confirm:' + e for e in confirmatory.STUDIES]} or {['pilot:' + e for e in PILOTS]}")
     plan = SECTIONS[section](profile) if seeds is None else SECTIONS[section](profile, seeds=seeds)
     return list(plan.configs())
 
@@ -92,8 +107,9 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m lib.cli", description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog="\n".join(__doc__.splitlines()[2:]))
     sub = ap.add_subparsers(dest="cmd", required=True)
-    t = sub.add_parser("train", help="train every missing run of a section's plan, or of a pre-registered study")
-    t.add_argument("section", help=f"one of {sorted(SECTIONS)}, or confirm:<entry> for {sorted(confirmatory.STUDIES)}")
+    t = sub.add_parser("train", help="train every missing run of a section's plan, a pre-registered study or a pilot")
+    t.add_argument("section", help=f"one of {sorted(SECTIONS)}, confirm:<entry> for {sorted(confirmatory.STUDIES)}, "
+                                   f"or pilot:<entry> for {sorted(PILOTS)}")
     t.add_argument("--profile", default="quick", choices=PROFILES)
     t.add_argument("--seeds", type=_int_list("--seeds", 0), default=None, help="comma-separated seeds (default: the plan's)")
     t.add_argument("--shard", type=_shard, default=(0, 1), help="i/k: this process trains runs i, i+k, ...")
@@ -102,6 +118,8 @@ def parser() -> argparse.ArgumentParser:
                                                          "bit-identical replay of an eager one; refused for runs with a mode)")
     t.add_argument("--queue", action="store_true", help="take the next run no other process is training (several "
                                                        "processes share one plan this way); wait for the rest at the end")
+    t.add_argument("--dry-run", action="store_true", help="list this process's runs in order, each stored or not, "
+                                                         "and exit without training")
     r = sub.add_parser("run", help="load one run given as a JSON RunConfig; train it only with --train")
     r.add_argument("--config", type=_config, required=True, help="JSON object of RunConfig fields")
     r.add_argument("--train", action="store_true", help="train it if it is not stored (else: exit 1)")
@@ -130,6 +148,8 @@ def main(argv=None) -> int:
             cfgs = plan_configs(a.section, a.profile, a.seeds)     # every check before any training
             if a.compile and any(c.mode for c in cfgs):
                 raise ValueError("--compile: this plan's runs fix their execution mode; allowed: no --compile")
+            if a.dry_run:
+                return list_plan(cfgs, a.shard)
             return train(cfgs, a.shard, a.threads, a.compile, a.queue)
         if a.cmd == "run":
             return run_one(a.config, a.train, a.lock_timeout)
@@ -161,6 +181,17 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
         todo = busy
         if todo:
             time.sleep(30)
+    return 0
+
+
+def list_plan(cfgs, shard) -> int:
+    """The runs `train` would take (this shard's, in order), each stored or not; trains nothing."""
+    i, k = shard
+    todo = cfgs[i::k]
+    for cfg in todo:
+        print(f"{run_id(cfg):45s} {'done' if store.is_done(cfg) else 'missing':8s} {cfg.task:12s} "
+              f"{cfg.contract:24s} {cfg.seed:4d} {cfg.injection:9s} lr={cfg.lr:g} steps={cfg.max_steps}")
+    print(f"{len(todo)} runs, {sum(store.is_done(c) for c in todo)} stored")
     return 0
 
 

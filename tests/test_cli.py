@@ -22,6 +22,8 @@ SMALL = replace(profiles._SMOKE_BASE, T_train=3, max_steps=10, seed=3)
     (["train", "confirm:C99-none"], "study: unknown pre-registration entry"),
     (["train", "confirm:C05-wall", "--seeds", "1"], "--seeds: a pre-registered study's seeds"),
     (["train", "confirm:C05-wall", "--compile"], "--compile"),
+    (["train", "pilot:P99"], "pilot: unknown pilot 'P99'"),
+    (["train", "pilot:P41", "--seeds", "40"], "--seeds: a pilot's seeds are fixed by its rule"),
     (["run", "--config", "{bad json"], "--config: not JSON"),
     (["run", "--config", '{"task": "S4",\n "n_train": }'], "line 2"),
     (["run", "--config", "[1, 2]"], "--config: a JSON object"),
@@ -49,6 +51,16 @@ def test_help_everywhere(capsys):
             cli.main([*argv, "--help"])
         assert err.value.code == 0
         assert "usage:" in capsys.readouterr().out
+
+
+def test_train_dry_run_lists_the_runs_and_trains_nothing(store_root, capsys):
+    assert cli.main(["train", "budget_law", "--profile", "smoke", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    n = len(cli.plan_configs("budget_law", "smoke"))
+    assert out.count("missing") == n and f"{n} runs, 0 stored" in out
+    assert cli.main(["train", "pilot:P41", "--dry-run", "--shard", "0/4"]) == 0
+    assert "10 runs, 0 stored" in capsys.readouterr().out
+    assert not (store_root / "runs").exists()
 
 
 def test_run_never_trains_unless_asked(store_root, capsys):
