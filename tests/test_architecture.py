@@ -646,6 +646,11 @@ def test_c04_rule_values_and_the_mlp_flag():
     partial = c04.study_readings([r_ for r_ in _c04_rows() if r_["family"] != "tied, settled T = n"])
     assert partial["untied_worst_at_12"] is None and not partial["extrapolation_comparable"]
     assert c04.study_readings([])["untied_a5_seq_acc"] is None
+    linear_only = _c04_rows()                                 # a reading without the MLP probe (kinds=("linear",))
+    for r_ in linear_only:
+        r_["decoders"].pop("mlp", None)
+    r = c04.study_readings(linear_only)
+    assert r["untied_log_fraction_mlp"] is None and set(r["families"]["untied"]["class_shares"]) == {"linear", "readout"}
 
 
 def test_the_c04_reader_reads_a_serial_stack_linear_and_a_hillis_steele_scan_log():

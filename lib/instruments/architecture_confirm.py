@@ -127,9 +127,9 @@ def _valid(row) -> bool:
 
 def _share(rows, cls: str, decoder: str) -> float | None:
     """Share of `rows` whose class under `decoder` is `cls` (a seed without a class does not count as it)."""
-    if not rows:
+    if not rows or not all(decoder in r["decoders"] for r in rows):      # none, or a decoder not read
         return None
-    return round(sum(r["decoders"][decoder]["class"] == cls for r in rows if decoder in r["decoders"]) / len(rows), 3)
+    return round(sum(r["decoders"][decoder]["class"] == cls for r in rows) / len(rows), 3)
 
 
 def _interval(k: int, n: int) -> list | None:
@@ -191,7 +191,8 @@ def study_readings(rows) -> dict:
                            "valid_learned": len(valid[f]) if f in valid else None,
                            "class_shares": ({d: {str(c): _interval(sum(r["decoders"][d]["class"] == c for r in valid[f]),
                                                                    len(valid[f])) for c in CLASSES}
-                                             for d in DECODERS} if f in valid else None)}
+                                             for d in DECODERS if all(d in r["decoders"] for r in valid[f])}
+                                            if f in valid else None)}
                        for f, rs in fam.items()}
     out["seeds"] = {f"{r['family']} seed {r['seed']}": {k: v for k, v in r.items() if k not in ("family", "seed")}
                     for r in rows}
