@@ -407,38 +407,47 @@ class ConfirmatoryTest:
     partly_if: Callable[[float], bool] = lambda v: False
     precondition: str = ""
     requires: Callable[[dict], bool] | None = None
+    # readings the entry says to print in the claim's row (the other estimator or decoder, a flag, a
+    # qualifying family): shown beside the verdict, never judged
+    beside: tuple[str, ...] = ()
 
 
 CONFIRMATORY = {
     # C05-wall (rules 1-5 of its entry)
     "a5_ood_acc": ConfirmatoryTest("C05-wall", "a5_operator_first_learned_fraction", lambda v: v == 1.0,
                                    lambda v: v > 0, "every operator-first S4 seed learns",
-                                   lambda r: r["s4_operator_first_learned_fraction"] == 1.0),
+                                   lambda r: r["s4_operator_first_learned_fraction"] == 1.0,
+                                   ("s4_operator_first_learned_fraction",)),
     "nc1_minus_solvable_ood": ConfirmatoryTest("C05-wall", "nc1_minus_solvable_ood", lambda v: v >= -0.1,
                                                precondition="≥ 2 learned operator-first seeds of A5 and of S4, and "
                                                "the learned S4 seeds carry ≥ 0.5 at some n in {10, 12, 14, 16}",
-                                               requires=lambda r: r["nc1_compared_at_n"] is not None),
+                                               requires=lambda r: r["nc1_compared_at_n"] is not None,
+                                               beside=("nc1_compared_at_n", "a5_absolute_at_2n", "s4_passes_absolute_at_2n")),
     # the score is the deadlocked share when no joint S5 seed learned, else 0 (`wall_confirm`): the entry
     # reads "not reproduced" when any joint S5 seed learns, "partly" for 1/3 or 2/3 deadlocked otherwise
     "wall_joint_deadlock_fraction": ConfirmatoryTest("C05-wall", "wall_joint_deadlock_score", lambda v: v == 1.0,
                                                      lambda v: v > 0, "≥ 2 of 3 joint S4 seeds learn",
-                                                     lambda r: r["s4_joint_learned_fraction"] >= 2 / 3),
+                                                     lambda r: r["s4_joint_learned_fraction"] >= 2 / 3,
+                                                     ("wall_joint_deadlock_fraction", "wall_joint_learned_fraction",
+                                                      "a5_joint_learned_fraction", "leaves_plateau_at_step")),
     "wall_operator_first_fraction": ConfirmatoryTest("C05-wall", "wall_operator_first_fraction", lambda v: v == 1.0,
                                                      lambda v: v > 0),
     "streaming_gap": ConfirmatoryTest("C05-wall", "streaming_gap", lambda v: v >= 0.5, lambda v: v > 0,
-                                      "≥ 2 of 3 free S4 joint seeds learn", lambda r: r["free_learned_fraction"] >= 2 / 3),
+                                      "≥ 2 of 3 free S4 joint seeds learn", lambda r: r["free_learned_fraction"] >= 2 / 3,
+                                      ("streaming_gaps_by_seed",)),
     # C04-architecture (rules 1-4): fractions over the learned seeds whose linear block probe is valid
     "untied_log_fraction": ConfirmatoryTest("C04-architecture", "untied_log_fraction", lambda v: v == 1.0,
                                             lambda v: v > 0, "≥ 2 untied seeds learned with a valid probe",
-                                            lambda r: r["untied_valid_learned"] >= 2),
+                                            lambda r: r["untied_valid_learned"] >= 2, ("untied_mlp_flag",)),
     "tied_linear_fraction": ConfirmatoryTest("C04-architecture", "tied_linear_fraction", lambda v: v == 1.0,
                                              lambda v: v > 0, "≥ 2 tied seeds learned with a valid probe",
-                                             lambda r: r["tied_valid_learned"] >= 2),
+                                             lambda r: r["tied_valid_learned"] >= 2,
+                                             ("tied_mlp_flag", "tied_scan_linear_fraction")),
     # value: 1 complete separation, 0.5 untied mean below both comparators' means, 0 otherwise
     "untied_minus_tied_ood": ConfirmatoryTest("C04-architecture", "untied_worst_at_12", lambda v: v == 1.0,
                                               lambda v: v == 0.5, "≥ 2 learned seeds in the untied family and in "
                                               "each tied comparator, each family's mean ≥ 0.05 at n = 12",
-                                              lambda r: r["extrapolation_comparable"]),
+                                              lambda r: r["extrapolation_comparable"], ("extrapolation_means_at_16",)),
     "untied_a5_seq_acc": ConfirmatoryTest("C04-architecture", "untied_a5_seq_acc", lambda v: v <= 0.1,
                                           lambda v: v <= 0.5, "≥ 2 of 3 untied S4 seeds learn",
                                           lambda r: r["untied_s4_learned"] >= 2),
@@ -447,16 +456,20 @@ CONFIRMATORY = {
                                                  lambda v: v == 0.5, "≥ 4 demands with ≥ 2 valid learned seeds, "
                                                  "and a seed interval no wider than 0.16",
                                                  lambda r: r["demands_valid"] >= 4 and r["interval_width"] is not None
-                                                 and r["interval_width"] <= 0.16),
+                                                 and r["interval_width"] <= 0.16,
+                                                 ("exponent", "exponent_interval", "interval_width", "exponent_frontier",
+                                                  "exponent_frontier_meets_band", "estimator_flips", "exponent_probe")),
     "speed_at_T_eq_n_uncapped": ConfirmatoryTest("C03-budget", "speed_at_T_eq_n",
                                                  _unit_speed_holds, _unit_speed_partly,
                                                  "the seeds' range meets 1 ± 0.10 for reproduced; ≥ 2 valid "
                                                  "learned seeds at demand 1",
                                                  lambda r: r["demand1_valid"] >= 2 and (
                                                      not abs(r["speed_at_T_eq_n"] - 1) <= 0.10
-                                                     or r["demand1_range_meets"])),
+                                                     or r["demand1_range_meets"]),
+                                                 ("demand1_range", "speed_at_T_eq_n_frontier")),
     "rescue_gain": ConfirmatoryTest("C03-budget", "rescue_gain", lambda v: v >= 0.5, lambda v: v >= 0.2),
-    "halting_late_acc": ConfirmatoryTest("C03-budget", "halting_late_acc", lambda v: v >= 0.9, lambda v: v >= 0.5),
+    "halting_late_acc": ConfirmatoryTest("C03-budget", "halting_late_acc", lambda v: v >= 0.9, lambda v: v >= 0.5,
+                                         beside=("halting_whole_acc", "best_loop_late_upper_bound")),
     "free_linear_fraction_uncapped": ConfirmatoryTest("C03-budget", "free_linear_fraction", lambda v: v == 1.0,
                                                       lambda v: v >= 0.5, "≥ 6 valid learned runs",
                                                       lambda r: r["valid_learned"] >= 6),
@@ -586,7 +599,9 @@ def confirmatory_verdict(c: Claim) -> tuple[str, object, str]:
     rule = Claim(test.key, c.finding, c.section, c.text, c.paper, "", c.notebook, test.holds, test.partly_if,
                  test.precondition, test.requires)
     v = verdict(rule, value, True, r)
-    return v, value, (f"needs: {test.precondition}" if v == "not measured" and test.precondition else "")
+    why = f"needs: {test.precondition}" if v == "not measured" and test.precondition else ""
+    shown = "; ".join(f"{k} {_fmt(r.get(k))}" for k in test.beside)
+    return v, value, "; ".join(x for x in (why, shown and f"beside: {shown}") if x)
 
 
 def _fmt(v) -> str:

@@ -74,3 +74,10 @@ def test_leave_step_is_the_first_logged_step_below_the_level():
     assert leave_step(r) is None
     _, r = row("S5", "joint", 100, 0.0, losses=(4.5, 3.2, 4.0))
     assert leave_step(r) == 100
+
+
+def test_the_ledger_prints_the_readings_the_entry_puts_beside_a_verdict(store_root):
+    r = wall(a5_first=(1.0, 1.0, 0.0))
+    claims.record_confirmatory("C05-wall", r)
+    v, value, why = claims.confirmatory_verdict(claims.claim("wall_joint_deadlock_fraction"))
+    assert v == "reproduced" and "beside: wall_joint_deadlock_fraction 1" in why and "a5_joint_learned_fraction 0" in why
