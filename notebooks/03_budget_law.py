@@ -197,22 +197,6 @@ print(f"fixed-T contrast (seeds {sorted({x['config'].seed for x in contrast})}):
 # weights' sha256 and the reader's version) and recomputed only when either changes.
 
 # %%
-from lib import confirmatory
 from lib.instruments import budget_confirm
 
-waiting = confirmatory.missing("C03-budget")
-print(f"C03-budget: {len(confirmatory.budget()) - len(waiting)} of {len(confirmatory.budget())} runs stored"
-      + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
-if not waiting:
-    confirm_readings = budget_confirm.study_readings([store.load_run(c) for c in confirmatory.budget()])
-    for x in confirm_readings:
-        r = x.get("rescue")
-        print(f"T={x['T_train']:2d} seed {x['seed']}: learned {x['learned']}, valid {x['valid']} (position 1 at "
-              f"loop 1: {x['position1_first_loop']}), v(tau) {x['v_tau']:.3f}, v(frontier) {x['v_frontier']:.3f}"
-              + ("" if r is None else f", v(probe) {x['v_probe']:.3f}, class {x['free_class']}, v(cone) {x['v_cone']:.3f}; "
-                 f"n=16 late T_train {r['late_at_T_train']:.2f}, T*={r['T_star']} {r['late_at_T_star']}, "
-                 f"{r['T_rescue']} loops {r['late_at_rescue']:.2f}"))
-    confirm = budget_confirm.budget_confirm_results(confirm_readings)
-    claims.record_confirmatory("C03-budget", confirm)
-    print({k: v for k, v in confirm.items() if k not in ("free_classes",)})
-    claims.print_confirmatory("C03-budget")
+confirm = budget_confirm.show(PROFILE)

@@ -145,32 +145,6 @@ print(f"streaming gaps (free minus streaming, learned free seeds): {results['str
 # for each joint S5 and A5 run, the first logged step whose loss falls below 0.8 · ((n − 1)/n) ln |G|.
 
 # %%
-from lib import confirmatory
 from lib.instruments import wall_confirm
 
-CONFIRM_LONG_NS = (10, 12, 14, 16)
-waiting = confirmatory.missing("C05-wall")
-print(f"C05-wall: {len(confirmatory.wall()) - len(waiting)} of {len(confirmatory.wall())} runs stored"
-      + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
-if not waiting:
-    cells = {key: [store.load_run(c) for c in cfgs] for key, cfgs in confirmatory.wall_cells().items()}
-    confirm_rows = deadlock.wall_rows(cells, CONFIRM_LONG_NS, 512)
-    free_runs, stream_runs = zip(*[(store.load_run(f), store.load_run(s)) for f, s in confirmatory.wall_streaming()])
-    confirm_pairs = deadlock.seed_pairs(free_runs, stream_runs, CONFIRM_LONG_NS, 512)
-    confirm = wall_confirm.wall_confirm_results(confirm_rows, confirm_pairs, CONFIRM_LONG_NS, 0.9)
-    claims.record_confirmatory("C05-wall", confirm)
-    for (group, curriculum, seed), r in confirm_rows.items():
-        d = r["reading"]
-        print(f"{group} {curriculum:14s} {seed}: steps {d.steps:6d}, length {d.reached_length}, loss {d.loss:.3f}, "
-              f"deadlocked {d.deadlocked}, whole-word {r['seq_acc']:.3f}, " + ", ".join(f"n={n}: {r['ood'][n]:.3f}" for n in CONFIRM_LONG_NS))
-    for cell, c in confirm["learned_by_cell"].items():
-        print(f"{cell:18s} learned {c['learned']} of {c['of']}, 95 % interval {c['interval']}")
-    print(f"leaves the plateau at step: {confirm['leaves_plateau_at_step']}")
-    print(f"A5 against S4 (learned operator-first seeds {confirm['learned_operator_first_seeds']}): at n = "
-          f"{confirm['nc1_compared_at_n']}, {confirm['learned_ood_by_group']}; absolute row at n = 16: "
-          f"A5 {confirm['a5_absolute_at_2n']} (read only if S4 passes: {confirm['s4_passes_absolute_at_2n']})")
-    print(f"streaming gap at n = 8 by seed: {confirm['streaming_gaps_by_seed']}")
-    claims.print_confirmatory("C05-wall")
-    fig = plots.wall_loss({k: r for k, r in confirm_rows.items() if k[1] == "joint"})
-    plots.save(fig, "05_operator_wall_confirm_loss", PROFILE)
-    plt.show()
+confirm = wall_confirm.show(PROFILE)

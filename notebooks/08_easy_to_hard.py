@@ -90,11 +90,7 @@ curves = {seed: by_n for seed, (by_n, _) in scans.items()}
 fig = plots.accuracy_per_iteration(curves, {run.config.seed: run.config.T_train for run in runs})
 plots.save(fig, "08_easy_to_hard_accuracy_per_iteration", PROFILE)
 plt.show()
-for seed, by_n in curves.items():
-    for n, acc in by_n.items():
-        best, loop = extrapolation.best_loop(acc.seq_acc)
-        print(f"seed {seed} n={n:4d}: best whole-word accuracy {best:.3f} at loop {loop}, "
-              f"at the last loop {acc.seq_acc[-1]:.3f}")
+print(extrapolation.describe_best_loops(curves))
 
 # %% [markdown]
 # ## tau, v-hat and the halting rule against max-confidence stopping

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.instruments import fixedpoint
+from lib.instruments import chunks, fixedpoint
 from lib.model import LoopConfig, LoopedTransformer
 
 
@@ -187,7 +187,7 @@ def test_best_accuracy_equals_the_plain_reader(monkeypatch, outer):
     with torch.no_grad():
         seq = (head.loop_predictions(m, tokens, T) == labels[None, :, 1:]).all(2).double().mean(1)
     assert 0 < seq.max() < 1 and seq.min() < seq.max()          # the best loop stands out
-    monkeypatch.setattr(fixedpoint, "CHUNK_TOKENS", 200)                    # two inputs per chunk
+    monkeypatch.setattr(chunks, "CHUNK_TOKENS", 200)                    # two inputs per chunk
     passes = []
     words_right = fixedpoint._words_right
     monkeypatch.setattr(fixedpoint, "_words_right", lambda m, tok, *a, **k: passes.append(tok.shape[1]) or words_right(m, tok, *a, **k))

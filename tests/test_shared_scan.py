@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from lib.config import RunConfig
-from lib.instruments import extrapolation, fixedpoint, head
+from lib.instruments import chunks, extrapolation, head
 from lib.model import LoopedTransformer
 from lib.probes import probe_seed
 from tests.constructed import SerialPropagator
@@ -28,7 +28,7 @@ def _same(a, b):
         assert np.array_equal(ca[n].seq_acc, cb[n].seq_acc) and np.array_equal(ca[n].position_acc, cb[n].position_acc)
 
 
-@pytest.mark.parametrize("chunk_tokens", [64, fixedpoint.CHUNK_TOKENS])
+@pytest.mark.parametrize("chunk_tokens", [64, chunks.CHUNK_TOKENS])
 def test_one_pass_equals_the_two_readers_on_a_looped_transformer(monkeypatch, chunk_tokens):
     cfg = RunConfig(task="Z5", n_train=4, T_train=4, n_layers=1, d_model=16, n_heads=2, causal=True, outer_norm=True)
     torch.manual_seed(0)
@@ -38,10 +38,10 @@ def test_one_pass_equals_the_two_readers_on_a_looped_transformer(monkeypatch, ch
             if p.dim() == 2:
                 p.normal_(0, 0.4)
     run = SimpleNamespace(config=cfg, model=model)
-    monkeypatch.setattr(fixedpoint, "CHUNK_TOKENS", chunk_tokens)           # 64: several chunks a loop
+    monkeypatch.setattr(chunks, "CHUNK_TOKENS", chunk_tokens)           # 64: several chunks a loop
     chunked = []
-    real = fixedpoint._chunked
-    monkeypatch.setattr(fixedpoint, "_chunked", lambda *a: chunked.append(1) or real(*a))
+    real = chunks.chunked
+    monkeypatch.setattr(chunks, "chunked", lambda *a: chunked.append(1) or real(*a))
     one = extrapolation.accuracy_and_confidence_by_length(run, (4, 8, 12), 1.5, 48, 0.6)
     assert chunked                                                            # the chunked pass ran
     _same(one, _apart(run, (4, 8, 12), 1.5, 48, 0.6))
@@ -49,7 +49,7 @@ def test_one_pass_equals_the_two_readers_on_a_looped_transformer(monkeypatch, ch
 
 
 def test_one_pass_falls_back_to_the_plain_forward_for_other_models(monkeypatch):
-    monkeypatch.setattr(fixedpoint, "_fast_path", lambda model: False)     # e.g. untied or a population
+    monkeypatch.setattr(chunks, "fast_path", lambda model: False)     # e.g. untied or a population
     run = SimpleNamespace(config=RunConfig(task="Z5", n_train=4, T_train=4),
                           model=SerialPropagator(5, period=1).eval())
     _same(extrapolation.accuracy_and_confidence_by_length(run, (4, 8), 1.5, 32, 0.9), _apart(run, (4, 8), 1.5, 32, 0.9))

@@ -133,3 +133,32 @@ def budget_confirm_results(readings: list[dict]) -> dict:
         "cone_ratio_median": round(float(np.median(ratios)), 3) if ratios else None,
         "demands_with_cones": len(cone_demands),
     }
+
+
+ENTRY = "C03-budget"
+
+
+def show(profile: str = "quick") -> dict | None:
+    """Notebook 03's confirmatory section: once every run is stored, read each (kept beside the run),
+    record the readings for the ledger and print them with the verdicts; until then say how many runs
+    are in and record nothing. The runs are the entry's, whatever the profile."""
+    from .. import claims, confirmatory, store
+    waiting = confirmatory.missing(ENTRY)
+    total = len(confirmatory.study(ENTRY))
+    print(f"{ENTRY}: {total - len(waiting)} of {total} runs stored"
+          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    if waiting:
+        return None
+    readings = study_readings([store.load_run(c) for c in confirmatory.study(ENTRY)])
+    for x in readings:
+        r = x.get("rescue")
+        print(f"T={x['T_train']:2d} seed {x['seed']}: learned {x['learned']}, valid {x['valid']} (position 1 at "
+              f"loop 1: {x['position1_first_loop']}), v(tau) {x['v_tau']:.3f}, v(frontier) {x['v_frontier']:.3f}"
+              + ("" if r is None else f", v(probe) {x['v_probe']:.3f}, class {x['free_class']}, v(cone) {x['v_cone']:.3f}; "
+                 f"n=16 late T_train {r['late_at_T_train']:.2f}, T*={r['T_star']} {r['late_at_T_star']}, "
+                 f"{r['T_rescue']} loops {r['late_at_rescue']:.2f}"))
+    out = budget_confirm_results(readings)
+    claims.record_confirmatory(ENTRY, out)
+    print({k: v for k, v in out.items() if k != "free_classes"})
+    claims.print_confirmatory(ENTRY)
+    return out

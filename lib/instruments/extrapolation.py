@@ -19,7 +19,7 @@ import torch
 
 from ..probes import probe_seed
 from ..tasks import test_set
-from . import head
+from . import chunks, head
 
 
 def scan_loops(cfg, n: int, factor: float) -> int:
@@ -50,18 +50,17 @@ def accuracy_by_length(run, test_ns, loops_factor: float, count: int, seed: int 
 @torch.no_grad()
 def _all_loop_logits(model, tokens: torch.Tensor, T: int) -> torch.Tensor:
     """model(tokens, T, all_loops=True) (T, B, N, C), the same bits, run as `fixedpoint.best_accuracy`
-    runs its scan: inputs in chunks of about fixedpoint.CHUNK_TOKENS positions, one loop at a time, each
+    runs its scan: inputs in chunks of about chunks.CHUNK_TOKENS positions, one loop at a time, each
     loop decoded as it comes (a working set that fits the cache). Where the run's kernels do not give
-    an input's rows the same bits in any batch (`fixedpoint._batch_independent`, checked on the run),
+    an input's rows the same bits in any batch (`chunks.batch_independent`, checked on the run),
     or the model is not a plain tied one, the plain call."""
-    from .fixedpoint import CHUNK_TOKENS, _batch_independent, _chunked, _fast_path
-    per_chunk = max(1, CHUNK_TOKENS // tokens.shape[1])
-    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):
+    per_chunk = max(1, chunks.CHUNK_TOKENS // tokens.shape[1])
+    if not (chunks.fast_path(model) and chunks.batch_independent(model, tokens, per_chunk)):
         return model(tokens, T, all_loops=True)
     e = model.embed_tokens(tokens)
     h, logits = e, []
     for t in range(T):
-        h, lg = _chunked(model, h, e, t, per_chunk)
+        h, lg = chunks.chunked(model, h, e, t, per_chunk)
         logits.append(lg)
     return torch.stack(logits)
 
@@ -110,6 +109,18 @@ def beyond_training(model, cfg, n: int, v_hat: float, loops_factor: float, count
     return dict(acc=acc, late=late, T_train=cfg.T_train, T_contract=T_contract, T_star=T_star,
                 at_T_train=at(cfg.T_train), at_contract=at(T_contract), at_T_star=at(T_star) if T_star else None,
                 best_whole=best_loop(acc.seq_acc), best_late=best_loop(late))
+
+
+def describe_best_loops(curves: dict) -> str:
+    """A line per seed and length of `curves` (seed -> {n: LoopAccuracy}): the best whole-word accuracy
+    over the scanned loops, the first loop reaching it, and the accuracy at the last loop."""
+    lines = []
+    for seed, by_n in curves.items():
+        for n, acc in by_n.items():
+            best, loop = best_loop(acc.seq_acc)
+            lines.append(f"seed {seed} n={n:4d}: best whole-word accuracy {best:.3f} at loop {loop}, "
+                         f"at the last loop {acc.seq_acc[-1]:.3f}")
+    return "\n".join(lines)
 
 
 def speed_in_distribution(run, count: int) -> tuple[head.TauResult, float]:

@@ -29,12 +29,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..model import LoopedTransformer
 from ..probes import probe_seed, probe_set
 from ..tasks import IGNORE, sudoku_set, test_set
 from .extrapolation import best_loop, scan_loops
 from .head import accuracy_by_loops, board_accuracy_by_loops, loop_predictions, settled_from
 from .tail import jvp, relative_step
+from . import chunks
 
 
 @torch.no_grad()
@@ -239,10 +239,10 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
 # Most of 09's time is the extrapolation scan (512 words, up to 1.5 x 128 loops at n = 128, for every
 # run). `best_accuracy_by_length` returns exactly the best loop of `extrapolation.accuracy_by_length`,
 # by three exact shortcuts:
-# - inputs run in chunks of about CHUNK_TOKENS positions, one loop at a time, each loop decoded as it
+# - inputs run in chunks of about chunks.CHUNK_TOKENS positions, one loop at a time, each loop decoded as it
 #   comes (no stack of every loop's states and logits): the same products on a working set that fits
 #   the cache (about 1.5x faster on one CPU thread at n = 128). Each input is its own map, and the kernels give an input's rows the same bits in any
-#   batch; `_batch_independent` checks that on the run itself (one loop, whole batch against chunks
+#   batch; `chunks.batch_independent` checks that on the run itself (one loop, whole batch against chunks
 #   and a few inputs alone) and the reader falls back to the plain one where it does not hold;
 # - causal models, whole-word accuracy: position i's state depends on positions <= i only, and a word
 #   is right only if every prefix of it is. A cheap first pass on a prefix of every word finds the words
@@ -254,31 +254,7 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
 # - the best loop needs only the loops that can beat the best so far: a loop where fewer prefixes are
 #   right than the best loop's whole words cannot, and a word stops once none of its remaining loops can.
 # Which prefixes to try (`_first_prefix`, `_next_prefix`) decides only the time, never the numbers.
-CHUNK_TOKENS = 4096
 PREFIX_BLOCK = 16
-
-
-def _fast_path(model) -> bool:
-    return isinstance(model, LoopedTransformer) and model.population is None and model.tied
-
-
-def _chunked(model, h: torch.Tensor, e: torch.Tensor, t: int, per_chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(states after loop t, their logits) for the states h (B, N, d), per_chunk inputs per call."""
-    out = [model.step(h[a:a + per_chunk], e[a:a + per_chunk], t) for a in range(0, len(h), per_chunk)]
-    return torch.cat(out), torch.cat([model.decode(x) for x in out])
-
-
-@torch.no_grad()
-def _batch_independent(model, tokens: torch.Tensor, per_chunk: int) -> bool:
-    """Whether one loop of the whole batch, as the plain readers run it, gives the same states and
-    logits in chunks of per_chunk inputs and for the first few inputs alone."""
-    logits, hs = model(tokens, 1, all_loops=True, return_states=True)
-    e = model.embed_tokens(tokens)
-    h, lg = _chunked(model, e, e, 0, per_chunk)
-    few = min(3, len(tokens))
-    h3, lg3 = _chunked(model, e[:few], e[:few], 0, 1)
-    return (torch.equal(h, hs[0]) and torch.equal(lg, logits[0]) and torch.equal(h3, hs[0, :few])
-            and torch.equal(lg3, logits[0, :few]))
 
 
 @torch.no_grad()
@@ -314,7 +290,7 @@ def _words_right(model, tokens: torch.Tensor, targets: torch.Tensor, loops: np.n
             active, h, e, tg = active[keep], h[idx], e[idx], tg[idx]
         if len(active) == 0:
             break
-        h, logits = _chunked(model, h, e, t, per_chunk)
+        h, logits = chunks.chunked(model, h, e, t, per_chunk)
         right[t, active] = (logits.argmax(-1)[:, 1:] == tg).all(1).numpy()
         if bound is not None and right[t].sum() > best:
             best = right[t].sum()
@@ -348,13 +324,13 @@ def best_accuracy(model, tokens: torch.Tensor, labels: torch.Tensor, T: int, cau
     """The best whole-word accuracy over loops 1..T on (tokens, labels): exactly
     `head.accuracy_by_loops(...).seq_acc.max()` on the same set (see the section's comment)."""
     B, N = tokens.shape
-    per_chunk = max(1, CHUNK_TOKENS // N)
-    if not (_fast_path(model) and _batch_independent(model, tokens, per_chunk)):      # the plain reader
+    per_chunk = max(1, chunks.CHUNK_TOKENS // N)
+    if not (chunks.fast_path(model) and chunks.batch_independent(model, tokens, per_chunk)):      # the plain reader
         return float((loop_predictions(model, tokens, T).numpy() == labels[:, 1:].numpy()[None]).all(2).mean(1).max())
     loops, bound = np.full(B, T), np.ones((T, B), dtype=bool)
     length = _first_prefix(N, previous_best) if causal else None
     while length is not None and _prefix_exact(model, tokens, length):
-        bound = _words_right(model, tokens[:, :length], labels[:, 1:length], loops, T, max(1, CHUNK_TOKENS // length))
+        bound = _words_right(model, tokens[:, :length], labels[:, 1:length], loops, T, max(1, chunks.CHUNK_TOKENS // length))
         loops = _last_loop(bound)
         if not loops.any():
             return 0.0

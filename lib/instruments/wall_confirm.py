@@ -98,3 +98,43 @@ def wall_confirm_results(rows: dict, pairs: dict, long_ns, learned_acc: float) -
     out.update(streaming_at_n_train(pairs, learned_acc))
     return out
 
+
+
+ENTRY = "C05-wall"
+LONG_NS = (10, 12, 14, 16)          # the entry's extrapolation lengths
+EVAL_COUNT = 512
+
+
+def show(profile: str = "quick") -> dict | None:
+    """Notebook 05's confirmatory section: once every run of the study is stored, read it, record the
+    readings for the ledger, print them with the verdicts and draw the joint runs' loss curves; until
+    then say how many runs are in and record nothing. The runs are the entry's, whatever the profile."""
+    from .. import claims, confirmatory, plots, store
+    from .deadlock import seed_pairs, wall_rows
+    waiting = confirmatory.missing(ENTRY)
+    total = len(confirmatory.study(ENTRY))
+    print(f"{ENTRY}: {total - len(waiting)} of {total} runs stored"
+          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    if waiting:
+        return None
+    cells = {key: [store.load_run(c) for c in cfgs] for key, cfgs in confirmatory.wall_cells().items()}
+    rows = wall_rows(cells, LONG_NS, EVAL_COUNT)
+    free, stream = zip(*[(store.load_run(f), store.load_run(s)) for f, s in confirmatory.wall_streaming()])
+    out = wall_confirm_results(rows, seed_pairs(free, stream, LONG_NS, EVAL_COUNT), LONG_NS, 0.9)
+    claims.record_confirmatory(ENTRY, out)
+    for (group, curriculum, seed), r in rows.items():
+        d = r["reading"]
+        print(f"{group} {curriculum:14s} {seed}: steps {d.steps:6d}, length {d.reached_length}, loss {d.loss:.3f}, "
+              f"deadlocked {d.deadlocked}, whole-word {r['seq_acc']:.3f}, " + ", ".join(f"n={n}: {r['ood'][n]:.3f}" for n in LONG_NS))
+    for cell, c in out["learned_by_cell"].items():
+        print(f"{cell:18s} learned {c['learned']} of {c['of']}, 95 % interval {c['interval']}")
+    print(f"leaves the plateau at step: {out['leaves_plateau_at_step']}")
+    print(f"A5 against S4 (learned operator-first seeds {out['learned_operator_first_seeds']}): at n = "
+          f"{out['nc1_compared_at_n']}, {out['learned_ood_by_group']}; absolute row at n = 16: "
+          f"A5 {out['a5_absolute_at_2n']} (read only if S4 passes: {out['s4_passes_absolute_at_2n']})")
+    print(f"streaming gap at n = 8 by seed: {out['streaming_gaps_by_seed']}")
+    claims.print_confirmatory(ENTRY)
+    import matplotlib.pyplot as plt
+    plots.save(plots.wall_loss({k: r for k, r in rows.items() if k[1] == "joint"}), "05_operator_wall_confirm_loss", profile)
+    plt.show()
+    return out
