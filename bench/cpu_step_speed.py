@@ -8,8 +8,8 @@
 Times are for a 2-core machine shared with other processes (load average 3-5 while measured: the
 settled run took 10 min with 7 rounds at load 4; the default is now 6 rounds).
 
-Every variant runs the real `train.train_step` (forward, loss, finite check, backward, clip_grad_norm_,
-AdamW, the run's bookkeeping) on the same batches, drawn with `train.draw_batch` from a RunProgress whose
+Every variant runs the real `step.train_step` (forward, loss, finite check, backward, clip_grad_norm_,
+AdamW, the run's bookkeeping) on the same batches, drawn with `step.draw_batch` from a RunProgress whose
 curriculum stands at length 8 (past warmup, so the learning rate is the recipe's). Each variant starts
 from the same initial weights and a fresh optimiser; what a variant changes lives in this file only
 (monkeypatches on its own model instance: lib/ is untouched):
@@ -72,7 +72,8 @@ from lib.config import RunConfig  # noqa: E402
 from lib.model import LoopedTransformer  # noqa: E402
 from lib.paths import atomic_write_text  # noqa: E402
 from lib.sections.common import QUICK_BASE  # noqa: E402
-from lib.train import RunProgress, _param_groups, draw_batch, loops_for, train_step  # noqa: E402
+from lib.step import draw_batch, loops_for, train_step  # noqa: E402
+from lib.train import RunProgress, _param_groups  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "step_speed.json"
 DEFAULT_RECOMPILE_LIMIT = 8          # torch._dynamo.config.recompile_limit's default (checked at start)

@@ -38,7 +38,7 @@ from lib import tasks  # noqa: E402
 from lib.model import PRESETS, LoopConfig, LoopedTransformer  # noqa: E402
 from lib.population import StackedAdamW  # noqa: E402
 from lib.train import decays  # noqa: E402
-from lib.train import autocast  # noqa: E402
+from lib.step import autocast  # noqa: E402
 
 
 def timed(fn, device, repeat: int, warmup: int = 2) -> float:

@@ -8,7 +8,7 @@
    torch.nn.TransformerEncoderLayer(norm_first=True) looped T times (same sizes, same optimiser),
    timed interleaved in the same process; tokens/s, achieved GFLOP/s and the ratio.
 3. Population: P seeds as one batched step against P sequential single-run steps; both sides are
-   `train.train_step` (the one training step), with and without the model's population axis.
+   `step.train_step` (the one training step), with and without the model's population axis.
 4. Instrument cost as multiples of one plain forward at T_max: tau (all positions and loops),
    the damage-cone grid, the tail metrics.
 5. End-to-end: the quick notebook suite from cached runs (python -m lib.run_all), and the sum of
@@ -132,11 +132,12 @@ def throughput(size, n: int, T: int, B: int, repeat: int) -> dict:
 
 
 def population(P: int, n: int, T: int, B: int, repeat: int) -> dict:
-    """One population step of P seeds against P single-run steps, both `train.train_step` (forward,
+    """One population step of P seeds against P single-run steps, both `step.train_step` (forward,
     loss, finite check, backward, clipping per seed, AdamW, each run's bookkeeping), the population
     on `LoopedTransformer.stack` of the same P models; timed interleaved."""
     from lib.config import RunConfig
-    from lib.train import Batch, RunProgress, decays, train_step
+    from lib.step import Batch, train_step
+    from lib.train import RunProgress, decays
     cfg = RunConfig(task="S4", n_train=n, T_train=T, n_layers=2, d_model=64, n_heads=4, batch=B, curriculum_start=n,
                     max_steps=10 ** 9)
     models = [LoopedTransformer(cfg.model_config()) for _ in range(P)]
@@ -157,7 +158,7 @@ def population(P: int, n: int, T: int, B: int, repeat: int) -> dict:
         t_pop.append(timeit(lambda: train_step(stacked, opt, runs, [batch] * P), 1, warmup=1 if i == 0 else 0))
     a, b = statistics.median(t_seq), statistics.median(t_pop)
     return {"P": P, "n": n, "T": T, "batch": B, "model": "2 layers d=64", "sequential_s": a, "population_s": b,
-            "speedup": a / b, "harness": "train.train_step, interleaved", "date": time.strftime("%Y-%m-%d %H:%M")}
+            "speedup": a / b, "harness": "step.train_step, interleaved", "date": time.strftime("%Y-%m-%d %H:%M")}
 
 
 @torch.no_grad()

@@ -89,7 +89,8 @@ def step_cost(rounds: int = 5) -> dict:
     eager if it ran out of recompiles, and the number of graphs is recorded."""
     import torch._dynamo.config as dynamo_config
     from lib.model import LoopedTransformer
-    from lib.train import RunProgress, _param_groups, draw_batch, train_step
+    from lib.step import draw_batch, train_step
+    from lib.train import RunProgress, _param_groups
     from bench.cpu_step_speed import graphs
     dynamo_config.fail_on_recompile_limit_hit = True
     base = recipe_config()

@@ -4,12 +4,12 @@ Small models leave a CPU (or GPU) mostly idle between kernel launches; stacking 
 along a leading axis turns P small matrix products into one batched product (`baddbmm`) and P
 attention calls into one. There is no second model and no second training loop here: the
 population is a `LoopedTransformer` with a population axis (`LoopedTransformer.stack`), run by the
-model's own forward pass, and every step is `train.train_step`, the step a single run takes. What
+model's own forward pass, and every step is `step.train_step`, the step a single run takes. What
 is population-specific lives in this file: the per-seed optimiser (`StackedAdamW`), the loop over
 steps with its checkpoint, and `supports`.
 
 Each seed keeps everything of its own: initial weights (built by `LoopedTransformer` under its
-seed, then stacked), data stream (`train.draw_batch` on its own generator), curriculum, gradient
+seed, then stacked), data stream (`step.draw_batch` on its own generator), curriculum, gradient
 clipping, AdamW moments and step count, learning-rate schedule, loop count and stopping point. A
 seed that has finished is frozen (no update at all) while the others go on. Per seed the result
 equals training it alone up to floating-point reassociation (tests/test_population.py checks the
@@ -30,7 +30,8 @@ import torch
 from .model import LoopedTransformer
 from .config import RunConfig
 from .paths import atomic_write
-from .train import RunProgress, decays, draw_batch, evaluate, resource, train_step
+from .step import draw_batch, train_step
+from .train import RunProgress, decays, evaluate, resource
 
 
 class StackedAdamW:
@@ -98,7 +99,7 @@ def train_population(cfgs: list[RunConfig], progress: bool = False, device: str 
     workdir: where `population.pt` is checkpointed every `checkpoint_every` steps; a population
     interrupted at any moment resumes from it to the same weights (the file names its seeds, and a
     checkpoint of another seed list is ignored). init_state: the parent's weights of a warm start
-    (every seed starts from them, as `train` does). A non-finite loss raises `train.Diverged`
+    (every seed starts from them, as `train` does). A non-finite loss raises `step.Diverged`
     naming the seed."""
     base = replace(cfgs[0], seed=0)
     if any(replace(c, seed=0) != base for c in cfgs):

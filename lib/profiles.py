@@ -1,7 +1,7 @@
 """Profiles: the numbers each section notebook runs with, by name, and the registry of sections.
 
-Every plan and table lives in its section's module (`lib/sections/sNN_*.py`; what the sections share in
-`lib/sections/common.py`); this module gives each its public name here (`profiles.budget_law(profile)`,
+Every plan and table lives in its section's plan module (`lib/sections/sNN_*/plan.py`; what the sections
+share in `lib/sections/common.py`); this module gives each its public name here (`profiles.budget_law(profile)`,
 `profiles.SETTLED`, ...), so notebooks, the command line and the confirmatory studies read one place.
 `SECTIONS` is the registry the store's command line fills sections from (python -m lib.cli train <section>).
 """
@@ -10,22 +10,18 @@ from __future__ import annotations
 from .sections.common import (CURRICULA, DEVICES, E2H_SEEDS, PAPER_BASE, PAPER_SIZES, PAPER_SIZES_WITH_L,  # noqa: F401
                               PREFIX_SUMS_PICK, PREFIX_SUMS_SEARCH_BASE, PROFILES, QUICK_BASE, SETTLED, SMOKE_BASE,
                               WALL_GROUPS, check_params, check_sizes, resolve_device)
-from .sections.s01_tail_saturation import DEMANDING_SEEDS, TAIL_SEEDS, TailPlan, tail_saturation  # noqa: F401
-from .sections.s02_tau_calibration import CalibrationPlan, calibration  # noqa: F401
-from .sections.s03_budget_law import BUDGET_SEEDS, BudgetLawPlan, budget_law  # noqa: F401
-from .sections.s04_architecture_prior import ArchitecturePlan, UNTIED_PICK, architecture_prior, matched_untied  # noqa: F401
-from .sections.s05_operator_wall import (FAIR_GROUPS, FAIR_STEPS, WALL_SEEDS, OperatorWallPlan, fair_wall,  # noqa: F401
-                                         fair_wall_groups, operator_wall)
-from .sections.s06_portability import ANNEALING_SEEDS, ANNEALING_SEEN_SEEDS, AnnealingPlan, annealing  # noqa: F401
-from .sections.s07_seed_contests import (CONTEST_PILOT_SEEDS, CONTEST_SEEDS, CONTEST_TARGETS,  # noqa: F401
-                                         CONTEST_THRESHOLD, ContestPlan, contest_config, contest_contracts, contests)
-from .sections.s08_easy_to_hard import EasyToHardPlan, easy_to_hard, prefix_sums_recipe  # noqa: F401
-from .sections.s09_stability import (RECALLS, SUDOKU_PICK, Knobs, StabilityPlan, grid_base, knobs_of,  # noqa: F401
-                                     paper_b_grid, stability, sudoku_base, with_knobs)
-
-# the names tests and the confirmatory studies read from before the sections had modules
-_QUICK_BASE, _PAPER_BASE, _SMOKE_BASE = QUICK_BASE, PAPER_BASE, SMOKE_BASE
-_FAIR_GROUPS, _FAIR_STEPS, _WALL_GROUPS = FAIR_GROUPS, FAIR_STEPS, WALL_GROUPS
+from .sections.s01_tail_saturation.plan import DEMANDING_SEEDS, TAIL_SEEDS, TailPlan, tail_saturation  # noqa: F401
+from .sections.s02_tau_calibration.plan import CalibrationPlan, calibration  # noqa: F401
+from .sections.s03_budget_law.plan import BUDGET_SEEDS, BudgetLawPlan, budget_law  # noqa: F401
+from .sections.s04_architecture_prior.plan import ArchitecturePlan, UNTIED_PICK, architecture_prior, matched_untied  # noqa: F401
+from .sections.s05_operator_wall.plan import (FAIR_GROUPS, FAIR_STEPS, WALL_SEEDS, OperatorWallPlan, fair_wall,  # noqa: F401
+                                              fair_wall_groups, operator_wall)
+from .sections.s06_portability.plan import ANNEALING_SEEDS, ANNEALING_SEEN_SEEDS, AnnealingPlan, annealing  # noqa: F401
+from .sections.s07_seed_contests.plan import (CONTEST_PILOT_SEEDS, CONTEST_SEEDS, CONTEST_TARGETS,  # noqa: F401
+                                              CONTEST_THRESHOLD, ContestPlan, contest_config, contest_contracts, contests)
+from .sections.s08_easy_to_hard.plan import EasyToHardPlan, easy_to_hard, prefix_sums_recipe  # noqa: F401
+from .sections.s09_stability.plan import (RECALLS, SUDOKU_PICK, Knobs, StabilityPlan, grid_base, knobs_of,  # noqa: F401
+                                          paper_b_grid, stability, sudoku_base, with_knobs)
 
 # The sections whose runs the store's command line can fill (python -m lib.cli train <section>), in the
 # order the paper plan and the ledger's cost list them.

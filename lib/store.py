@@ -21,7 +21,8 @@ from filelock import FileLock, Timeout
 from .model import LoopedTransformer
 from .config import CODE_VERSION, RunConfig, config_hash, execution
 from .paths import atomic_write, atomic_write_json, outputs_dir
-from .train import Diverged, add_spent, resource, train
+from .step import Diverged
+from .train import add_spent, resource, train
 
 def run_dir(cfg: RunConfig) -> Path:
     return outputs_dir() / "runs" / cfg.experiment / config_hash(cfg)

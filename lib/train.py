@@ -3,77 +3,33 @@
 `RunConfig` (lib/config.py) is the whole recipe of one run; `train(cfg, workdir)` returns the trained model and its
 metrics, checkpointing into `workdir` so an interrupted run resumes where it stopped.
 
-Recipe (shared/notes/cpu-measurements.md): AdamW (betas 0.9/0.98, weight decay off embeddings,
+Recipe: AdamW (betas 0.9/0.98, weight decay off embeddings,
 biases and norms), linear warmup then a constant learning rate (or Paper B's step decay,
-`lr_decay="step"`); loss = cross-entropy after the loops the schedule gives the batch (`loops_for`:
+`lr_decay="step"`); loss = cross-entropy after the loops the schedule gives the batch (`step.loops_for`:
 the contract's T, or a count drawn above it), averaged over the loops past the budget
 (`loss_loops="tail"`), or deep-thinking's progressive loss (`loss_loops="progressive"`); gradient clipping;
 a length curriculum with promotion on accuracy. When the curriculum has reached n_train and the
 windowed last-position accuracy reaches `final_acc`, the run "polishes": the learning rate decays
 linearly to 0 over `polish_steps` and training stops. `max_steps` bounds everything.
 
-`train_step` is the one training step: `train` takes it for one run, population training
-(`population.py`) for P seeds at once on the model's population axis.
+The step itself (`step.train_step`) is shared with population training (`population.py`); this module
+holds what a run tracks around it (`RunProgress`), its learning rate, evaluation and the loop that
+checkpoints and resumes.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 import torch
-import torch.nn.functional as F
 
 from . import tasks as tasks_mod
-from .config import RunConfig, execution, loops_at_length
-from .curriculum import LengthCurriculum, draw_length
+from .config import RunConfig, execution
+from .curriculum import LengthCurriculum
 from .model import LoopedTransformer
 from .paths import atomic_write
-
-
-class Diverged(FloatingPointError):
-    """The loss became NaN or inf: training stops at once and says where it can restart from.
-    seed: in population training, the seed whose loss it was (None for a single run)."""
-
-    def __init__(self, step: int, loss: float, last_finite_loss: float, checkpoint: Path | None,
-                 seed: int | None = None):
-        self.step, self.loss, self.last_finite_loss, self.checkpoint = step, loss, last_finite_loss, checkpoint
-        self.seed = seed
-        where = f"last good checkpoint: {checkpoint}" if checkpoint else "no checkpoint written yet"
-        who = "" if seed is None else f"seed {seed}: "
-        super().__init__(f"training diverged: {who}loss {loss} at step {step} (last finite loss {last_finite_loss:.4g}); "
-                         f"{where}")
-
-
-def loops_for(cfg: RunConfig, n: int, generator: torch.Generator) -> tuple[int, int]:
-    """The loop schedule for a batch of length n: (T_min, T). T_min is the schedule's count (the
-    contract's budget at this length); T is what the batch runs, drawn in [T_min, ceil(T_jitter T_min)]
-    when the budget jitters, else T_min. Configs without jitter draw nothing from `generator`, so
-    the data stream of every run trained before the jitter existed is unchanged."""
-    if cfg.schedule == "fixed":
-        T_min = cfg.T_train
-    elif cfg.schedule == "streaming":
-        T_min = n + 2
-    elif cfg.schedule == "proportional":
-        T_min = loops_at_length(n, cfg.n_train, cfg.T_train)
-    else:
-        base = math.ceil(math.log2(max(n, 2))) + 3
-        T_min = max(1, base + int(torch.randint(-1, 2, (1,), generator=generator)))
-    if cfg.T_jitter == 1:
-        return T_min, T_min
-    T_max = math.ceil(cfg.T_jitter * T_min - 1e-9)
-    return T_min, T_min + int(torch.randint(0, T_max - T_min + 1, (1,), generator=generator))
-
-
-def loop_loss(logits: torch.Tensor, labels: torch.Tensor, T_min: int, loss_loops: str) -> torch.Tensor:
-    """Cross-entropy of the logits after the final loop ((B, N, C)), or, for loss_loops="tail", the mean
-    over the loops T_min..T of logits stacked over every loop ((T, B, N, C))."""
-    if loss_loops == "tail":
-        logits = logits[T_min - 1:]
-        labels = labels.expand(logits.shape[0], *labels.shape)
-    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=tasks_mod.IGNORE)
+from .step import autocast, draw_batch, train_step
 
 
 def decays(name: str, p: torch.Tensor) -> bool:
@@ -218,7 +174,7 @@ def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: flo
     `min_gain` (relative) below its best value in the steps before the window since that last
     promotion (losses at an earlier, shorter length are not comparable). Used to stop deadlocked runs
     (the operator wall, Paper A §6.3) early; the verdict on a deadlock is read from accuracies
-    afterwards (`instruments.deadlock`)."""
+    afterwards (`sections.s05_operator_wall.read`)."""
     if not log:
         return False
     step = log[-1]["step"]
@@ -228,158 +184,6 @@ def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: flo
     before = [r["loss"] for r in log if since < r["step"] <= step - window]
     inside = [r["loss"] for r in log if r["step"] > step - window]
     return bool(before and inside) and min(inside) > (1.0 - min_gain) * min(before)
-
-
-class Batch(NamedTuple):
-    """One run's training batch: words of length n (tokens and labels (B, n + 1), BOS included) and
-    the loops the schedule gives them (T_min the schedule's count, T what the batch runs). Progressive
-    loss only: `free` loops run without gradient, then `k` with it (free + k <= T)."""
-    n: int
-    tokens: torch.Tensor
-    labels: torch.Tensor
-    T_min: int
-    T: int
-    free: int = 0
-    k: int = 0
-
-
-def draw_batch(cfg: RunConfig, run: RunProgress, task: tasks_mod.Task, generator: torch.Generator) -> Batch:
-    """The next batch of a run's data stream: its length, words and loop counts, drawn from `generator`
-    in this order (the order every stored run was trained with)."""
-    n = draw_length(cfg.lengths, run.curriculum.length, generator, min_len=cfg.curriculum_start)
-    tokens, labels = task.sample(cfg.batch, n, generator)
-    T_min, T = loops_for(cfg, n, generator)
-    if cfg.loss_loops != "progressive":          # nothing more drawn: every other run's stream is unchanged
-        return Batch(n, tokens, labels, T_min, T)
-    free = int(torch.randint(0, T, (1,), generator=generator))
-    k = int(torch.randint(1, T - free + 1, (1,), generator=generator))
-    return Batch(n, tokens, labels, T_min, T, free, k)
-
-
-def progressive_logits(forward, tokens: torch.Tensor, b: Batch):
-    """deep-thinking's progressive step: b.free loops without gradient (the state detached), then b.k
-    loops with gradient from there. Returns (logits after free + k loops, the state there)."""
-    h0 = None
-    if b.free:
-        with torch.no_grad():
-            h0 = forward(tokens, b.free, return_states=True)[1][-1]
-    logits, states = forward(tokens, b.k, return_states=True, h0=h0)
-    return logits, states[-1]
-
-
-def _inputs(batches: list[Batch], population: int | None, causal: bool, device: torch.device):
-    """The model's input: one batch as it is, or P batches stacked (P, B, N) with shorter words padded
-    at the end (token 0, ignored labels); causal attention keeps the padding invisible to real positions."""
-    if population is None:
-        (b,) = batches
-        return b.tokens.to(device, non_blocking=True), b.labels.to(device, non_blocking=True)
-    N = max(b.tokens.shape[1] for b in batches)
-    if not causal and any(b.tokens.shape[1] != N for b in batches):
-        raise ValueError("lengths: bidirectional attention would see the padding; a population with causal=False "
-                         "needs one length for all seeds")
-    tokens = torch.stack([F.pad(b.tokens, (0, N - b.tokens.shape[1]), value=0) for b in batches])
-    labels = torch.stack([F.pad(b.labels, (0, N - b.labels.shape[1]), value=tasks_mod.IGNORE) for b in batches])
-    return tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True)
-
-
-def clip_per_seed(params, max_norm: float) -> None:
-    """clip_grad_norm_ for each seed of stacked parameters (leading population axis) on its own."""
-    params = [p for p in params if p.grad is not None]
-    norms = torch.sqrt(sum(p.grad.pow(2).flatten(1).sum(1) for p in params))
-    scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
-    for p in params:
-        p.grad.mul_(scale.view((-1,) + (1,) * (p.dim() - 1)))
-
-
-def train_step(model: LoopedTransformer, opt, runs: list[RunProgress], batches: list[Batch], forward=None,
-               checkpoint: Path | None = None) -> list[float | None]:
-    """THE training step, of a single run or of a population of seeds of one config.
-
-    Single run: `model` without population axis, `opt` a torch optimiser, one run and one batch.
-    Population: `model` from `LoopedTransformer.stack` (P seeds), `opt` a per-seed optimiser
-    (`population.StackedAdamW`: step(lr) with one learning rate per seed), one RunProgress and one
-    batch per seed; a finished seed is frozen (learning rate 0, no check, no bookkeeping).
-
-    forward (`forward`, e.g. the compiled model, else `model`) -> each seed's loss (`loop_loss`) ->
-    finite check (`Diverged`, naming the seed in a population and `checkpoint` if written) ->
-    backward -> gradient clipping per seed (`clip_grad_norm_` for a single run) -> optimiser step at
-    each seed's learning rate -> each run's bookkeeping (`RunProgress.after_step`).
-    Returns each seed's loss (None for a finished seed)."""
-    forward = model if forward is None else forward
-    P = model.population
-    cfg = runs[0].cfg
-    active = [not r.finished for r in runs]
-    lrs = [r.lr() if a else 0.0 for r, a in zip(runs, active)]
-    device = next(model.parameters()).device
-    tokens, labels = _inputs(batches, P, cfg.causal, device)
-    tail = cfg.loss_loops == "tail"
-    seed_T = [b.T for b in batches]
-
-    def seed(x: torch.Tensor, i: int) -> torch.Tensor:
-        return x if P is None else x[i]
-
-    progressive = cfg.loss_loops == "progressive"
-    if progressive and P is not None:
-        raise ValueError("loss_loops: 'progressive' draws its loops per seed and step; train its seeds one by one")
-    with autocast(device):
-        if progressive:
-            b, a = batches[0], cfg.progressive_alpha
-            logits, h = progressive_logits(forward, tokens, b)
-            losses = [a * loop_loss(logits, labels, b.T_min, "final")]
-            if a < 1:
-                full = forward(tokens, b.T)
-                losses[0] = losses[0] + (1 - a) * loop_loss(full, labels, b.T_min, "final")
-            elif b.free + b.k < b.T:     # the curriculum reads the batch's full T loops, before the update
-                with torch.no_grad():
-                    full = forward(tokens, b.T - b.free - b.k, h0=h.detach())
-            else:
-                full = logits
-        else:
-            logits = forward(tokens, seed_T[0] if P is None else seed_T, streaming=cfg.streaming, all_loops=tail)
-            # a population's tail logits run to the largest T; seed i's own loops are the first T_i
-            losses = [loop_loss(seed(logits, i) if P is None or not tail else logits[i, :b.T], seed(labels, i),
-                                b.T_min, cfg.loss_loops) for i, b in enumerate(batches)]
-    for run, loss, a in zip(runs, losses, active):
-        if not a:
-            continue
-        if not torch.isfinite(loss):
-            raise Diverged(run.step, loss.item(), run.last_finite_loss,
-                           checkpoint if checkpoint is not None and checkpoint.exists() else None,
-                           seed=None if P is None else run.cfg.seed)
-        run.last_finite_loss = loss.item()
-    model.zero_grad(set_to_none=True)
-    (losses[0] if P is None else torch.stack(losses).sum()).backward()   # seeds own disjoint slices
-    if P is None:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-        for g in opt.param_groups:
-            g["lr"] = lrs[0]
-        opt.step()
-    else:
-        clip_per_seed(model.parameters(), cfg.clip)
-        opt.step(torch.tensor(lrs, device=device))
-    out = []
-    with torch.no_grad():
-        for i, (run, b, loss, a) in enumerate(zip(runs, batches, losses, active)):
-            if not a:
-                out.append(None)
-                continue
-            final = seed(logits, i)
-            if tail:
-                final = final[b.T - 1]                  # the logits after the batch's own last loop
-            if progressive:                             # the curriculum reads the batch's full T loops
-                final = full
-            last = b.tokens.shape[1] - 1                # the batch's last position (padding lies beyond)
-            acc = (final[:, last].argmax(-1) == seed(labels, i)[:, last]).float().mean().item()
-            out.append(loss.item())
-            run.after_step(out[-1], acc, b.n)
-    return out
-
-
-def autocast(device: torch.device):
-    """bf16 autocast on a GPU (matmuls and attention in bf16, reductions in fp32); plain fp32 on CPU."""
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
 
 
 def train(cfg: RunConfig, workdir: Path | None = None, progress: bool = False, device: str = "cpu",

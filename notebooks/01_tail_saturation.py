@@ -48,7 +48,7 @@ PROGRESS = False
 import matplotlib.pyplot as plt
 
 from lib import claims, plots, profiles, store
-from lib.instruments import saturation
+from lib.sections.s01_tail_saturation import figures, read as saturation
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -66,11 +66,13 @@ print(f"profile {PROFILE}: {len(settled)} settled-recipe models, {len(fixed)} fi
 # alignment (mean cos(J_t u, J_{t+1} u) over loops from tau*), cross-step cosine and CKA of the last
 # two states, asymptotic alignment. OOD: the best
 # whole-word accuracy at `2 n_train` over a scan of loops (4x the loops the run's schedule gives that
-# length), so a model is not penalised for needing more loops on a longer input.
+# length), so a model is not penalised for needing more loops on a longer input. Each row is kept beside
+# its run (`kept_population_row`: read again when the weights or the reader change;
+# `LOOPS_RECOMPUTE_READINGS=1` recomputes every kept reading and fails on any difference).
 
 # %%
-rows = [saturation.population_row(r, recipe, plan.ood_factor, plan.long_factor, plan.conv_factor, plan.eval_count,
-                                  plan.probes) for recipe, rs in (("settled", settled), ("fixed", fixed)) for r in rs]
+rows = [saturation.kept_population_row(r, recipe, plan.ood_factor, plan.long_factor, plan.conv_factor,
+                                       plan.eval_count, plan.probes) for recipe, rs in (("settled", settled), ("fixed", fixed)) for r in rs]
 print(saturation.rows_table(rows))
 
 # %% [markdown]
@@ -87,7 +89,7 @@ print(f"{len(fitted)} settled models solve their training distribution and reach
 budget_fit = saturation.correlations(rows, metrics_at="budget")
 for m, e in corr.items():
     print(f"{m:10s} rho vs OOD accuracy past tau*: {e}   read at T_train instead: {budget_fit[1][m]}")
-fig = plots.metrics_vs_ood(fitted, corr, n_ood=plan.ood_factor * plan.settled[0].n_train)
+fig = figures.metrics_vs_ood(fitted, corr, n_ood=plan.ood_factor * plan.settled[0].n_train)
 plots.save(fig, "01_tail_saturation_metrics_vs_ood", PROFILE)
 plt.show()
 

@@ -42,7 +42,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lib import claims, explore, plots, profiles, store
-from lib.instruments import calibration, head
+from lib.instruments import head
+from lib.sections.s02_tau_calibration import figures, read as calibration
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -97,7 +98,7 @@ for c, f in free.items():
     print(calibration.describe_free(c, f))
 free = {c: f for c, f in free.items() if f is not None}
 if free:
-    fig = plots.free_and_cones(free)
+    fig = figures.free_and_cones(free)
     plots.save(fig, "02_tau_calibration_free_and_cones", PROFILE)
     plt.show()
 

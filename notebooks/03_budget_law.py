@@ -60,7 +60,7 @@ INTERACTIVE = True       # sliders in JupyterLab (skipped under papermill and nb
 import matplotlib.pyplot as plt
 
 from lib import claims, explore, plots, profiles, store
-from lib.instruments import budget
+from lib.sections.s03_budget_law import figures, read as budget
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
@@ -88,7 +88,7 @@ print(budget.runs_table({"settled": readings, "fixed-T": contrast}))
 learned = {(x["config"].contract, x["config"].seed): x["tau"] for x in readings if x["learned"]}   # colour: contract, marker: seed
 fig, axes = plt.subplots(1, 2, figsize=(14, 4.3), layout="constrained")
 plots.tau_curves(learned, ax=axes[0])
-plots.frontiers(learned, ax=axes[1])
+figures.frontiers(learned, ax=axes[1])
 plots.save(fig, "03_budget_law_tau_frontier", PROFILE)
 plt.show()
 
@@ -101,7 +101,7 @@ plt.show()
 fit = budget.law_fit(readings)
 fit_uncapped = budget.law_fit(readings, key="tau_uncapped")     # tau read with 4 x T_train loops
 fig, ax = plt.subplots(figsize=(5, 4))
-plots.speed_vs_demand([x["config"].demand for x in readings], [x["tau"].v_tau.v for x in readings], fit.tau, ax=ax,
+figures.speed_vs_demand([x["config"].demand for x in readings], [x["tau"].v_tau.v for x in readings], fit.tau, ax=ax,
                       learned=[x["learned"] for x in readings])
 plots.save(fig, "03_budget_law_speed_vs_demand", PROFILE)
 plt.show()
@@ -116,7 +116,7 @@ plt.show()
 
 # %%
 rescued = {x["config"]: budget.rescue(x, plan.n_long, plan.loops_factor, plan.eval_count) for x in readings if x["learned"]}
-fig = plots.rescue(rescued, plan.n_long)
+fig = figures.rescue(rescued, plan.n_long)
 plots.save(fig, "03_budget_law_rescue", PROFILE)
 plt.show()
 print(budget.rescue_table(rescued, plan.n_long))
@@ -186,7 +186,7 @@ print(f"fixed-T contrast (seeds {sorted({x['config'].seed for x in contrast})}):
 # The pre-registered test (`paper/PREREGISTRATION.md`, entry C03-budget, committed before any of its runs
 # trained): the settled recipe at five demands (T = 16, 12, 8, 6, 4 at n_train = 8) on seeds 120–122 in
 # one execution mode (CPU, eager, fp32, one thread). Read only once every run is stored; until then this
-# cell says how many are in and records no verdict. Per run (`instruments.budget_confirm`): *learned* at
+# cell says how many are in and records no verdict. Per run (`sections.s03_budget_law.confirm`): *learned* at
 # T_train; the readout's validity (position 1 right after loop 1 on ≥ 0.9 of solved inputs; an invalid
 # run leaves the fit, printed); v(tau) from tau(8, i) read with 4 · T_train loops (primary), the frontier
 # and the linear block probe beside it; at n = 16 the late positions (i > 8) after T_train, after
@@ -197,6 +197,6 @@ print(f"fixed-T contrast (seeds {sorted({x['config'].seed for x in contrast})}):
 # weights' sha256 and the reader's version) and recomputed only when either changes.
 
 # %%
-from lib.instruments import budget_confirm
+from lib.sections.s03_budget_law import confirm as budget_confirm
 
 confirm = budget_confirm.show(PROFILE)

@@ -54,10 +54,10 @@ INTERACTIVE = True  # sliders in JupyterLab (skipped under papermill and nbval, 
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 
 from lib import claims, explore, plots, profiles, store
-from lib.instruments import architecture, architecture_confirm
+from lib.instruments import contract
+from lib.sections.s04_architecture_prior import confirm as architecture_confirm, figures, read as architecture
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -84,7 +84,7 @@ for r in rows:
     print(architecture.describe_row(r))
 
 # %%
-fig = plots.tau_against_n(rows)
+fig = figures.tau_against_n(rows)
 plots.save(fig, "04_architecture_prior_tau_vs_n", PROFILE)
 plt.show()
 
@@ -95,7 +95,7 @@ plt.show()
 
 # %%
 shown = [r for r in rows if r["seed"] == SEEDS[0]]
-fig = plots.frontier_maps(shown)
+fig = figures.frontier_maps(shown)
 plots.save(fig, "04_architecture_prior_frontiers", PROFILE)
 plt.show()
 
@@ -111,7 +111,7 @@ plt.show()
 # %%
 for r in rows:
     print(f"{r['name']:14s} seed {r['seed']}: seq acc at n={plan.long_ns}: {[round(r['extrapolation'][n], 3) for n in plan.long_ns]}")
-fig = plots.length_extrapolation(rows)
+fig = figures.length_extrapolation(rows)
 plots.save(fig, "04_architecture_prior_extrapolation", PROFILE)
 plt.show()
 
@@ -122,12 +122,9 @@ plt.show()
 
 # %%
 untied_a5 = [get(cfg) for cfg in plan.untied_a5]
-a5_accs = [architecture.at_contract(run, plan.eval_count) for run in untied_a5]
+a5_accs = [contract.at_contract(run, plan.eval_count) for run in untied_a5]
 for run, acc in zip(untied_a5, a5_accs):
-    c = run.config
-    print(f"untied {c.task} seed {c.seed}: {len(run.model.block)} layers d={c.d_model}, {run.metrics['n_params']:,} parameters, "
-          f"{run.metrics['steps']} steps, curriculum reached length {run.metrics['reached_length']} of {c.n_train}; "
-          f"whole-word accuracy {acc.at(c.T_train):.3f}, per position {np.round(acc.position_acc[-1], 2).tolist()}")
+    print(architecture.describe_a5(run, acc))
 
 # %% [markdown]
 # ## Explore
@@ -151,7 +148,7 @@ if INTERACTIVE and not explore.headless():
 # The fractions count learned runs only (solved fraction ≥ 0.9 at the contract); "untied extrapolates
 # worst" is compared within matched pairs (same positional encoding) where the tied model reaches
 # 0.5 at the longest length; "the untied control fails A5" needs the same untied recipe to learn S4
-# (`untied_s4_learned_fraction`). The rules: `lib/instruments/architecture.py`.
+# (`untied_s4_learned_fraction`). The rules: `lib/sections/s04_architecture_prior/read.py`.
 
 # %%
 results = architecture.prior_results(rows, a5_accs, plan.long_ns[-1])
@@ -190,13 +187,13 @@ if results["untied_minus_tied_ood"] is None:
 # The pre-registered study (`paper/PREREGISTRATION.md`, entry *C04-architecture*): tied NoPE, tied + scan
 # address, untied S4 and untied A5 (the untied search's recipe), and two tied comparators for the
 # extrapolation rule (the tied model trained by the untied recipe; the settled recipe at T = n), each on
-# seeds 110–112 in mode `cpu-eager-fp32` (`confirmatory.architecture_families()`). Every block is read by
+# seeds 110–112 in mode `cpu-eager-fp32` (`plan.study_families()`). Every block is read by
 # its own **linear probe** (primary), a one-hidden-layer **MLP probe** (the stated alternative) and the
 # model's readout (beside): probe tau at the last position against n = 2..16 (untied: its 8 blocks; tied:
 # 2·loops_at(n) loops), a seed counted only when it learned (≥ 0.9 whole-word at n = 8) and its linear
 # probe reads position 1 at block 1 on ≥ 0.9 of the solved inputs; the scaling class per seed and the
 # share per class with Wilson 95 % intervals; whole-word accuracy at n = 12 and 16 with each run's own
-# loops. The reader (`instruments.architecture_confirm`) reads whichever runs are stored (each run's
+# loops. The reader (`sections.s04_architecture_prior.confirm`) reads whichever runs are stored (each run's
 # reading kept beside it, `reading_cache`: a probed run costs minutes) and records the readings, and so
 # the ledger's confirmatory verdicts (rules 1–4 in `claims.CONFIRMATORY`), only once every run of the
 # study is stored. The exploratory rows above are untouched by it.

@@ -38,7 +38,7 @@
 # seeds (0–2), for S5 (the wall), A5 (NC1-complete) and S4 (solvable: what A5 is judged against, under
 # the same recipe and budget). A run stops early once it has learned, whatever its curriculum.
 #
-# **A deadlock is measured, not assumed from a step count** (`lib/instruments/deadlock.py`): the
+# **A deadlock is measured, not assumed from a step count** (`lib/sections/s05_operator_wall/read.py`): the
 # loss has stopped improving (< 2 % over the last 2,000 logged steps, no promotion), it sits near
 # the cost of knowing only position 1, `((n − 1)/n) ln |G|`, and the accuracy at positions ≥ 2 is
 # stuck below 0.2.
@@ -54,7 +54,7 @@ PROGRESS = False
 import matplotlib.pyplot as plt
 
 from lib import claims, plots, profiles, store
-from lib.instruments import deadlock
+from lib.sections.s05_operator_wall import figures, read as deadlock
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -87,12 +87,12 @@ for (group, curriculum, seed), r in rows.items():
 # at the full length); a deadlock is a flat line on the dotted level.
 
 # %%
-fig = plots.wall_loss(rows)
+fig = figures.wall_loss(rows)
 plots.save(fig, "05_operator_wall_loss", PROFILE)
 plt.show()
 
 # %%
-fig = plots.wall_accuracy(rows, plan.long_ns)
+fig = figures.wall_accuracy(rows, plan.long_ns)
 plots.save(fig, "05_operator_wall_accuracy", PROFILE)
 plt.show()
 
@@ -110,7 +110,7 @@ pairs = deadlock.seed_pairs(free, streaming, plan.long_ns, plan.eval_count)
 for (task, curriculum, seed), out in pairs.items():
     print(f"{task} {curriculum} seed {seed}: " + "; ".join(f"{kind} " + ", ".join(f"n={n}: {a:.3f}" for n, a in accs.items())
                                                      for kind, accs in out.items()))
-fig = plots.streaming_pairs(pairs)
+fig = figures.streaming_pairs(pairs)
 plots.save(fig, "05_operator_wall_streaming", PROFILE)
 plt.show()
 
@@ -139,12 +139,12 @@ print(f"streaming gaps (free minus streaming, learned free seeds): {results['str
 # trained): the same recipe on seeds 100–102, every run offered **60,000 steps** in one execution mode
 # (CPU, eager, fp32, one thread), streaming paired with free S4 joint training at 20,000 steps. The runs
 # are read only once every one of them is stored; until then this cell says how many are in and no
-# verdict is recorded. Readings (`instruments.wall_confirm`): learned = whole-word accuracy ≥ 0.9 at n = 8
+# verdict is recorded. Readings (`sections.s05_operator_wall.confirm`): learned = whole-word accuracy ≥ 0.9 at n = 8
 # after 8 loops; learned fractions with Wilson 95 % intervals; A5 against S4 over the *learned*
 # operator-first seeds at the longest n ∈ {10, 12, 14, 16} where the learned S4 seeds carry ≥ 0.5;
 # for each joint S5 and A5 run, the first logged step whose loss falls below 0.8 · ((n − 1)/n) ln |G|.
 
 # %%
-from lib.instruments import wall_confirm
+from lib.sections.s05_operator_wall import confirm as wall_confirm
 
 confirm = wall_confirm.show(PROFILE)

@@ -46,7 +46,7 @@
 # seed's annealed T = 4 run warm-started into it, beside from-scratch T = 3 runs; the same rule then
 # judges over every contract (chain and branch), and every contract's figures are printed beside.
 #
-# **Transfer, per seed and contract** (our criterion, `lib/instruments/portability.py`; the paper does not state one): the annealed
+# **Transfer, per seed and contract** (our criterion, `lib/sections/s06_portability/read.py`; the paper does not state one): the annealed
 # run is *learned* (in-distribution whole-word accuracy ≥ 0.9 after `T_train` loops) and its speed
 # is *re-priced*: v-hat(tau) is closer to the new demand `n/T` than to the old one (in log ratio).
 
@@ -61,7 +61,7 @@ PROGRESS = False
 import matplotlib.pyplot as plt
 
 from lib import claims, plots, profiles, store
-from lib.instruments import portability
+from lib.sections.s06_portability import figures, read as portability
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
@@ -86,7 +86,7 @@ for r in rows:
 # Speed before and after each annealing step, per seed (dashed: the budget law's v = n/T).
 
 # %%
-fig = plots.annealing(rows, plan.start[0].demand)
+fig = figures.annealing(rows, plan.start[0].demand)
 plots.save(fig, "06_portability_annealing", PROFILE)
 plt.show()
 

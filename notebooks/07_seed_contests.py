@@ -47,13 +47,15 @@
 # ledger's head row reads it alone: the head instrument predicts in a contest when its AUROC interval
 # excludes 0.5, and the row counts the contests where it does so in one direction (the direction most
 # of them take: no direction was chosen in advance, and a metric that flips between contests is no
-# stable predictor). **Secondary head metrics** (in distribution, `lib/instruments/contest.py`): v-hat from
+# stable predictor). **Secondary head metrics** (in distribution, `lib/sections/s07_seed_contests/read.py`): v-hat from
 # the frontier; frontier completion `F(T_train) / n_train`; the slope of tau against position; the R²
 # of the linear fit of tau at the last position against n; the price gap `|log(v-hat / demand)|`.
 # **Tail metrics** (as notebook 01, `lib/instruments/tail.py`), read **past the fixed point tau\***:
 # 8 `T_train` loops, on the inputs whose raw state settles (of `plan.tail_count` in-distribution
 # inputs, notebook 01's count); a seed without a fixed point has no tail to read (nan, dropped from that
-# metric; `fixed` shows the share of inputs read).
+# metric; `fixed` shows the share of inputs read). Each seed's row is kept beside its run
+# (`kept_seed_metrics`: read again when the weights or the reader change; `LOOPS_RECOMPUTE_READINGS=1`
+# recomputes every kept reading and fails on any difference).
 #
 # **Statistics** (`lib/stats.py`): Spearman's rho of each metric with the OOD accuracy, and the AUROC
 # of each metric (higher value = generalizes) for "generalizes", both with 95 % bootstrap intervals.
@@ -75,7 +77,7 @@ PROGRESS = False
 import matplotlib.pyplot as plt
 
 from lib import claims, plots, profiles, stats, store
-from lib.instruments import contest
+from lib.sections.s07_seed_contests import figures, read as contest
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
@@ -96,8 +98,8 @@ for name, rs in runs.items():
 
 # %%
 HEAD, TAIL = contest.HEAD_METRICS, contest.TAIL_METRICS
-table = {name: [contest.seed_metrics(r, plan.n_ood(name), plan.T_ood(name), plan.eval_count, plan.probes,
-                                     plan.conv_factor, plan.tail_count) for r in rs]
+table = {name: [contest.kept_seed_metrics(r, plan.n_ood(name), plan.T_ood(name), plan.eval_count, plan.probes,
+                                          plan.conv_factor, plan.tail_count) for r in rs]
          for name, rs in runs.items()}
 for name, rows in table.items():
     print(f"\n{name}")
@@ -133,7 +135,7 @@ for name, ms in summary.items():
               f"AUROC {str(e['auroc']) if e['auroc'] else 'undefined':28s} {contest.metric_verdict(e, kind)}")
 
 # %%
-fig = plots.contest_scatter(table, [contest.PRIMARY, "linear_r2", "jac_align", "aa"], plan.threshold,
+fig = figures.contest_scatter(table, [contest.PRIMARY, "linear_r2", "jac_align", "aa"], plan.threshold,
                             n_ood={name: plan.n_ood(name) for name in table})
 plots.save(fig, "07_seed_contests_scatter", PROFILE)
 plt.show()

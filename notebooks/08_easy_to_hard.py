@@ -60,6 +60,7 @@ import numpy as np
 
 from lib import claims, plots, profiles, store
 from lib.instruments import extrapolation
+from lib.sections.s08_easy_to_hard import figures, read
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
@@ -87,26 +88,26 @@ scans = {run.config.seed: extrapolation.accuracy_and_confidence_by_length(run, p
                                                                           plan.eval_count, plan.conf_threshold)
          for run in runs}
 curves = {seed: by_n for seed, (by_n, _) in scans.items()}
-fig = plots.accuracy_per_iteration(curves, {run.config.seed: run.config.T_train for run in runs})
+fig = figures.accuracy_per_iteration(curves, {run.config.seed: run.config.T_train for run in runs})
 plots.save(fig, "08_easy_to_hard_accuracy_per_iteration", PROFILE)
 plt.show()
-print(extrapolation.describe_best_loops(curves))
+print(read.describe_best_loops(curves))
 
 # %% [markdown]
 # ## tau, v-hat and the halting rule against max-confidence stopping
-# v-hat is read in distribution (`extrapolation.speed_in_distribution`; undefined with fewer than 16
+# v-hat is read in distribution (`read.speed_in_distribution`; undefined with fewer than 16
 # solved words); at each longer n the rule gives `T* = ceil(n / v-hat)` loops, and the baseline stops
 # each word at the first loop whose least confident position reaches the threshold
-# (`extrapolation.halting_against_confidence`).
+# (`read.halting_against_confidence`).
 
 # %%
 halting = {}
 for run in runs:
     seed = run.config.seed
-    r, v = extrapolation.speed_in_distribution(run, plan.eval_count)
+    r, v = read.speed_in_distribution(run, plan.eval_count)
     print(f"seed {seed}: solved {r.solved_fraction:.2f}; v(tau) {v:.2f}, v(frontier) {r.v_frontier:.2f} "
           f"positions/loop; tau {np.round(r.tau_curve, 1).tolist()}")
-    halting[seed] = extrapolation.halting_against_confidence(run, curves[seed], v, plan.conf_threshold, plan.eval_count,
+    halting[seed] = read.halting_against_confidence(run, curves[seed], v, plan.conf_threshold, plan.eval_count,
                                                              confidence=scans[seed][1])
     for n, h in halting[seed].items():
         print(f"   n={n:4d}: halting rule T*={h['T_star']} -> {h['acc_star']:.3f}; max-confidence stops at loop "
@@ -144,12 +145,12 @@ else:
 # %% [markdown]
 # ## Summary and verdict
 #
-# The 4× claim reads the worst seed's best loop at `4 n_train` (`extrapolation.easy_to_hard_results`);
+# The 4× claim reads the worst seed's best loop at `4 n_train` (`read.easy_to_hard_results`);
 # it needs a model that learned `n_train` in distribution, which the ledger reads from the same
 # results.
 
 # %%
-results = extrapolation.easy_to_hard_results(curves, halting, plan.test_ns, plan.runs[0].n_train, chess_best)
+results = read.easy_to_hard_results(curves, halting, plan.test_ns, plan.runs[0].n_train, chess_best)
 claims.print_verdicts("08_easy_to_hard", results, PROFILE)
 print(f"best whole-word accuracy by length {results['best_acc_by_length']} (4x: n={results['e2h_4x_length']})")
 print(f"halting rule accuracy {results['halting_acc']} vs max-confidence {results['confidence_acc']}")

@@ -59,19 +59,19 @@ PROGRESS = False
 import matplotlib.pyplot as plt
 
 from lib import claims, plots, profiles, store
-from lib.instruments import fixedpoint
+from lib.sections.s09_stability import figures, read as stability
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
 plan = profiles.stability(PROFILE, SEEDS)
 opts = dict(progress=PROGRESS, train_if_missing=TRAIN_IF_MISSING, device=device)
 runs = {key: store.get_or_train_many(cfgs, **opts) for key, cfgs in plan.runs.items()}
-label = lambda key: fixedpoint.configuration_label(key, plan.base)   # names what differs from the plan's base run
+label = lambda key: stability.configuration_label(key, plan.base)   # names what differs from the plan's base run
 print(f"{len(plan.runs)} configurations x {len(next(iter(plan.runs.values())))} seeds; base: {plan.base._asdict()}")
 
 # %% [markdown]
 # ## The three axes, per configuration
-# One row per run (`fixedpoint.summary`), read on its own test words at the training length with the
+# One row per run (`stability.summary`), read on its own test words at the training length with the
 # loops run long (4 `T_train`): in-distribution accuracy; the fraction of inputs that reach a fixed
 # point and the loop they reach it at, by two criteria side by side — our relative step ≤ 10⁻³
 # ("reached") and Paper B's own diagnostic, consecutive cosine > 0.99 ("cos"; a state that grows
@@ -79,10 +79,12 @@ print(f"{len(plan.runs)} configurations x {len(next(iter(plan.runs.values())))} 
 # between final states of different inputs and of inputs one token apart; the spectral radius rho;
 # the gradient norm's growth from T to 4T loops; and the best whole-word accuracy at each test length,
 # read to two decimals like the in-distribution one: past n = 64 two machines' float rounding can read
-# an example of the 512 differently, so a third decimal is noise.
+# an example of the 512 differently, so a third decimal is noise. Each run's row is kept beside it
+# (`kept_summary`: read again when the weights or the reader change; `LOOPS_RECOMPUTE_READINGS=1`
+# recomputes every kept reading and fails on any difference).
 
 # %%
-rows = fixedpoint.stability_rows(runs, plan.test_ns, plan.long_factor, plan.eval_count)
+rows = stability.stability_rows(runs, plan.test_ns, plan.long_factor, plan.eval_count)
 print(f"{'configuration':40s} {'in':>5s} {'reached':>7s} {'at loop':>7s} {'cos':>5s} {'distinct':>8s} {'dist':>6s} {'near':>6s} "
       f"{'rho':>6s} {'grad 4T/T':>9s} " + " ".join(f"{'n=' + str(n):>6s}" for n in plan.test_ns))
 for r in rows.values():
@@ -92,7 +94,7 @@ for r in rows.values():
           + " ".join(f"{r['extrap'][n]:6.2f}" for n in plan.test_ns))
 
 # %%
-fig = plots.fixed_point_grid(rows, label)
+fig = figures.fixed_point_grid(rows, label)
 plots.save(fig, "09_fixed_point_stability", PROFILE)
 plt.show()
 
@@ -107,12 +109,12 @@ plt.show()
 # 34-given puzzles (the public recipe's training difficulty) from a fixed pool of 1,000 under random
 # sudoku symmetries (`sudoku.augment`); every cell is a target (givens keep their digit). Tests:
 # unseen puzzles at 34 givens and the harder 28 and 24, read after every loop up to twice the
-# training loops (`fixedpoint.sudoku_readings`). Reported: blank-cell accuracy and whole-board
+# training loops (`stability.sudoku_readings`). Reported: blank-cell accuracy and whole-board
 # (exact-match) accuracy.
 
 # %%
 sudoku_runs = {recall: store.get_or_train_many(cfgs, **opts) for recall, cfgs in plan.sudoku.items()}
-sudoku_rows = fixedpoint.sudoku_readings(sudoku_runs, plan.sudoku_givens)
+sudoku_rows = stability.sudoku_readings(sudoku_runs, plan.sudoku_givens)
 print(f"{'recall':9s} {'seed':>4s} {'givens':>6s} {'cells@T':>7s} {'board@T':>7s} {'best cells':>10s} {'best board':>10s} "
       f"{'at loop':>7s}")
 for (recall, seed, givens), r in sudoku_rows.items():
@@ -121,7 +123,7 @@ for (recall, seed, givens), r in sudoku_rows.items():
           f"{r['cell'].max():10.3f} {r['board'].max():10.3f} {r['best_board_loop']:7d}")
 
 # %%
-fig = plots.sudoku_loops(sudoku_rows)
+fig = figures.sudoku_loops(sudoku_rows)
 plots.save(fig, "09_fixed_point_stability_sudoku", PROFILE)
 plt.show()
 
@@ -130,17 +132,17 @@ plt.show()
 #
 # The paper ranks configurations at 4x the training length. A ranking needs a length where someone
 # scores: we compare at the longest test length beyond training where some configuration reaches
-# whole-word accuracy 0.05 (`fixedpoint.comparison_length`, a rule fixed before reading the numbers
+# whole-word accuracy 0.05 (`stability.comparison_length`, a rule fixed before reading the numbers
 # it decides; the table above shows the 4x numbers beside it); with no such length the two ranking
 # claims are recorded as unmeasured. A configuration's fixed points count as stable when all three
-# axes agree (`fixedpoint.stable_fixed_points`: reached by ≥ 90 % of inputs, rho < 1, inputs one
-# token apart end apart); `fixedpoint.stability_results` turns the readings into the ledger's numbers.
+# axes agree (`stability.stable_fixed_points`: reached by ≥ 90 % of inputs, rho < 1, inputs one
+# token apart end apart); `stability.stability_results` turns the readings into the ledger's numbers.
 
 # %%
-results = fixedpoint.stability_results(rows, sudoku_rows, plan.test_ns, plan.sudoku_givens, plan.base)
+results = stability.stability_results(rows, sudoku_rows, plan.test_ns, plan.sudoku_givens, plan.base)
 claims.print_verdicts("09_fixed_point_stability", results, PROFILE)
 print(f"compared at n={results['compared_at_n']} (the longest length beyond training where some configuration reaches "
-      f"{fixedpoint.SCORES}; None: no such length, the ranking is unmeasured): best {results['best_configuration']}")
+      f"{stability.SCORES}; None: no such length, the ranking is unmeasured): best {results['best_configuration']}")
 print(f"no recall: distinct final states per input {results['no_recall_distinct_fraction']}")
 print("sudoku whole-board accuracy (best loop):", results["sudoku_board"])
 print("sudoku blank-cell accuracy (best loop; chance 1/9):", results["sudoku_blank_cells"])

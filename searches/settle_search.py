@@ -154,7 +154,7 @@ def decide(rows: list[dict]) -> dict:
     ood, why). None for a part of the rule whose runs are not all logged yet (every demand needs at
     least 2 seeds; a stopped run counts as not learned), unless a logged run already fails it: both
     parts are "in every seed", so one failing seed decides them (False) before the others run."""
-    from lib.instruments.budget import seed_interval
+    from lib.sections.s03_budget_law.read import seed_interval
     out = {}
     for recipe in dict.fromkeys(r["recipe"] for r in rows):
         mine = [r for r in rows if r["recipe"] == recipe]

@@ -8,10 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lib import claims, curriculum, plots, tasks
+from lib import claims, curriculum, plots, rules, tasks
 from lib.config import RunConfig
-from lib.instruments import architecture, deadlock as wall_reader, head
-from lib.model import LoopConfig, LoopedTransformer, rotary, scan_address, scan_shift
+from lib.instruments import contract, head
+from lib.sections.s04_architecture_prior import figures as figures04, read as architecture
+from lib.sections.s05_operator_wall import claims as claims05, figures as figures05, read as wall_reader
+from lib.layers import rotary
+from lib.model import LoopConfig, LoopedTransformer, scan_address, scan_shift
 from lib.profiles import CURRICULA, architecture_prior, matched_untied, operator_wall
 from lib.train import RunProgress, plateaued
 from tests.constructed import SerialPropagator
@@ -222,7 +225,7 @@ def _log(losses, every=50):
 
 
 def test_deadlock_reading_on_constructed_runs():
-    from lib.instruments.deadlock import deadlock, operator_entropy_level
+    from lib.sections.s05_operator_wall.read import deadlock, operator_entropy_level
     level = operator_entropy_level(120, 8)
     assert level == pytest.approx(7 / 8 * math.log(120))
     stuck = {"log": _log([level * 1.01] * 100), "promotions": [], "reached_length": 8, "steps": 5000,
@@ -303,24 +306,24 @@ def test_accuracy_by_length_gives_each_length_the_runs_loops_on_its_probe_set(mo
     untied = fake_run(serial, n_train=4, T_train=4, tied=False)
     # a tied run keeps T_train below its training length and loops in proportion beyond it; an untied
     # run has only its depth: the one-position-per-loop propagator fails past n = 4 with 4 loops
-    assert architecture.final_accuracy_by_length(tied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 1.0, 8: 1.0}
-    assert architecture.final_accuracy_by_length(untied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 0.0, 8: 0.0}
+    assert contract.final_accuracy_by_length(tied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 1.0, 8: 1.0}
+    assert contract.final_accuracy_by_length(untied, (2, 4, 6, 8), 16) == {2: 1.0, 4: 1.0, 6: 0.0, 8: 0.0}
     slow = fake_run(SerialPropagator(5, period=2), n_train=4, T_train=4)      # needs 2n loops, gets max(4, n)
-    assert architecture.final_accuracy_by_length(slow, (2, 3, 8), 16) == {2: 1.0, 3: 0.0, 8: 0.0}
+    assert contract.final_accuracy_by_length(slow, (2, 3, 8), 16) == {2: 1.0, 3: 0.0, 8: 0.0}
     calls = []
     real = head.accuracy_by_loops
     monkeypatch.setattr(head, "accuracy_by_loops",
                         lambda *a, **k: calls.append((a[2], a[3], k["seed"])) or real(*a, **k))
-    architecture.final_accuracy_by_length(tied, (2, 12), 16)
-    architecture.at_contract(fake_run(serial, n_train=4, T_train=4, seed=3), 16)
+    contract.final_accuracy_by_length(tied, (2, 12), 16)
+    contract.at_contract(fake_run(serial, n_train=4, T_train=4, seed=3), 16)
     assert calls == [(2, 4, 4002), (12, 12, 4012), (4, 4, 1003)]     # probe sets: extrapolation, in_distribution
 
 
 def test_at_contract_reads_the_last_of_T_train_loops():
-    acc = architecture.at_contract(fake_run(SerialPropagator(5, period=2), n_train=4, T_train=6), 16)
+    acc = contract.at_contract(fake_run(SerialPropagator(5, period=2), n_train=4, T_train=6), 16)
     assert acc.seq_acc.tolist() == [0.0] * 6                     # position 4 needs 8 loops
     assert acc.position_acc[-1].tolist() == [1.0, 1.0, 1.0, 0.0]
-    assert architecture.at_contract(fake_run(SerialPropagator(5, period=2), n_train=4, T_train=8), 16).at(8) == 1.0
+    assert contract.at_contract(fake_run(SerialPropagator(5, period=2), n_train=4, T_train=8), 16).at(8) == 1.0
 
 
 def test_prior_rows_read_serial_as_linear_and_a_scan_as_log():
@@ -334,7 +337,7 @@ def test_prior_rows_read_serial_as_linear_and_a_scan_as_log():
     assert not unlearned["learned"] and unlearned["ns"] == [2] and unlearned["fit"] is None
     assert tied["extrapolation"] == {2: 1.0, 4: 1.0, 8: 1.0, 16: 1.0}
     assert untied["extrapolation"] == {2: 1.0, 4: 1.0, 8: 1.0, 16: 0.0}   # n = 16 needs a fifth block
-    a5 = [architecture.at_contract(fake_run(SerialPropagator(5, 2), n_train=8, T_train=8, tied=False), 16)]
+    a5 = [contract.at_contract(fake_run(SerialPropagator(5, 2), n_train=8, T_train=8, tied=False), 16)]
     results = architecture.prior_results(rows, a5, 16)
     assert results["untied_log_fraction"] == 1.0            # the unlearned untied run is not counted
     assert results["tied_linear_fraction"] == 1.0
@@ -344,7 +347,7 @@ def test_prior_rows_read_serial_as_linear_and_a_scan_as_log():
     assert results["ood_seq_acc"] == {"tied": 1.0, "untied": 0.0, "untied + scan": 0.0}
     assert results["untied_minus_tied_ood"] == -1.0         # one matched pair (NoPE); 'untied + scan' has none
     assert results["untied_a5_seq_acc"] == 0.0 and results["untied_s4_learned_fraction"] == 1.0
-    assert claims.verdict(claims.claim("untied_a5_seq_acc"), 0.0, True, results) == "reproduced"
+    assert rules.verdict(claims.claim("untied_a5_seq_acc"), 0.0, True, results) == "reproduced"
 
 
 def _row(name, learned, cls, ood, seed=0, position1=1.0):
@@ -370,7 +373,7 @@ def test_prior_results_on_hand_built_rows():
     assert r["r2_log_linear"]["tied seed 2"] is None and r["r2_log_linear"]["tied seed 0"] == [0.5, 0.25]
     assert r["untied_a5_seq_acc"] == 0.3                     # the best seed after its last loop
     assert r["untied_s4_learned_fraction"] == 0.0
-    assert claims.verdict(claims.claim("untied_a5_seq_acc"), 0.0, True, r) == "not measured"
+    assert rules.verdict(claims.claim("untied_a5_seq_acc"), 0.0, True, r) == "not measured"
     rows[4]["extrapolation"][16] = 0.49                      # no tied family reaches 0.5: not measured
     assert architecture.prior_results(rows, a5, 16)["untied_minus_tied_ood"] is None
     assert architecture.prior_results(rows[:3], a5, 16)["untied_s4_learned_fraction"] is None
@@ -428,21 +431,21 @@ def test_figures_draw_from_the_readers_rows():
     runs = [("tied", fake_run(SerialPropagator(5, 1), n_train=4, T_train=4)),
             ("untied", fake_run(ScanPropagator(), n_train=4, T_train=4, tied=False))]
     rows = architecture.prior_rows(runs, (2, 3, 4), (8,), count=16)
-    assert len(plots.tau_against_n(rows).axes) == 2
-    assert len(plots.frontier_maps(rows).axes) == 3                    # two maps and one shared colour bar
-    assert len(plots.length_extrapolation(rows).axes[0].lines) == 3    # two runs and the training length
+    assert len(figures04.tau_against_n(rows).axes) == 2
+    assert len(figures04.frontier_maps(rows).axes) == 3                    # two maps and one shared colour bar
+    assert len(figures04.length_extrapolation(rows).axes[0].lines) == 3    # two runs and the training length
     wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
-    assert len(plots.wall_loss(wall).axes) == 1 and len(plots.wall_accuracy(wall, (8,)).axes) == 2
+    assert len(figures05.wall_loss(wall).axes) == 1 and len(figures05.wall_accuracy(wall, (8,)).axes) == 2
     # eighteen runs outgrow the colour cycle: colour names the group, the line the curriculum, the marker the seed
     many = wall_reader.wall_rows({(g, c): [_wall_run(1, 4, s, _log([1.0] * 3)) for s in (0, 1, 2)]
                                   for g in ("A", "B", "C") for c in ("joint", "operator_first")}, (8,), 16)
-    lines = {ln.get_label(): ln for ln in plots.wall_accuracy(many, (8,)).axes[1].lines}
+    lines = {ln.get_label(): ln for ln in figures05.wall_accuracy(many, (8,)).axes[1].lines}
     assert len(lines) == 18
     assert lines["A joint s0"].get_color() == lines["A operator_first s2"].get_color() != lines["B joint s0"].get_color()
     assert lines["A joint s0"].get_linestyle() != lines["A operator_first s0"].get_linestyle()
     assert lines["A joint s0"].get_marker() != lines["A joint s1"].get_marker() == lines["C joint s1"].get_marker()
-    assert len(plots.streaming_pairs({"Z5": {"free": {4: 1.0}, "streaming": {4: 0.0}}}).axes[0].lines) == 2
-    per_seed = plots.streaming_pairs({("Z5", "joint", s): {"free": {4: 1.0}, "streaming": {4: 0.0}} for s in (0, 1)})
+    assert len(figures05.streaming_pairs({"Z5": {"free": {4: 1.0}, "streaming": {4: 0.0}}}).axes[0].lines) == 2
+    per_seed = figures05.streaming_pairs({("Z5", "joint", s): {"free": {4: 1.0}, "streaming": {4: 0.0}} for s in (0, 1)})
     assert [ln.get_label() for ln in per_seed.axes[0].lines] == ["Z5 joint 0 free", "Z5 joint 0 streaming",
                                                                "Z5 joint 1 free", "Z5 joint 1 streaming"]
     lines = per_seed.axes[0].lines
@@ -450,7 +453,7 @@ def test_figures_draw_from_the_readers_rows():
     assert len({ln.get_color() for ln in lines}) == 1
     assert lines[0].get_linestyle() == lines[2].get_linestyle() != lines[1].get_linestyle() == lines[3].get_linestyle()
     assert lines[0].get_marker() == lines[1].get_marker() != lines[2].get_marker() == lines[3].get_marker()
-    two_tasks = plots.streaming_pairs({(t, "joint", 0): {"free": {4: 1.0}, "streaming": {4: 0.0}} for t in ("Z5", "S4")})
+    two_tasks = figures05.streaming_pairs({(t, "joint", 0): {"free": {4: 1.0}, "streaming": {4: 0.0}} for t in ("Z5", "S4")})
     assert two_tasks.axes[0].lines[0].get_color() != two_tasks.axes[0].lines[2].get_color()
     # a run at 0 at every length hides on the axis: the legend names it
     assert any("(streaming): all 2 runs" in t.get_text() for t in per_seed.axes[0].get_legend().get_texts())
@@ -461,7 +464,7 @@ def test_the_fair_wall_offers_every_curriculum_the_same_steps_and_reuses_the_wal
     from dataclasses import replace
     from lib import profiles
     plan = profiles.fair_wall(profile)
-    wall, nc1, solvable = profiles._FAIR_GROUPS[profile]
+    wall, nc1, solvable = profiles.FAIR_GROUPS[profile]
     assert {g for g, _ in plan.runs} == {wall, nc1, solvable} and {name for _, name in plan.runs} == set(CURRICULA)
     cfgs = [c for cs in plan.runs.values() for c in cs]
     assert {c.max_steps for c in cfgs} == {profiles.operator_wall(profile, (0,)).runs[(wall, "operator_first")][0].max_steps}
@@ -488,7 +491,7 @@ def test_the_paper_profiles_fair_wall_holds_its_stated_budget_for_every_run():
     from lib import profiles
     plan = profiles.fair_wall("paper")
     cfgs = [c for cs in plan.runs.values() for c in cs] + list(plan.streaming)
-    assert {c.max_steps for c in cfgs} == {profiles._FAIR_STEPS["paper"]} and all(c.plateau_stop == 0 for c in cfgs)
+    assert {c.max_steps for c in cfgs} == {profiles.FAIR_STEPS["paper"]} and all(c.plateau_stop == 0 for c in cfgs)
     assert {g for g, _ in plan.runs} == {"S5", "A5", "S4"} and len(cfgs) == 3 * 2 * 3 + 6
     assert profiles.fair_wall_groups("paper") == {"wall": "S5", "nc1": "A5", "solvable": "S4"}
     with pytest.raises(ValueError, match="profile"):
@@ -532,16 +535,15 @@ def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_pe
         fair({k: v for k, v in rows.items() if k != ("A5", "joint", 1)}, pairs, (12, 16), 0.9, "S5", "A5", "S4")
     with pytest.raises(ValueError, match="step budgets"):
         fair({**rows, ("S5", "joint", 1): row(0.0, (0, 0), steps=8000)}, pairs, (12, 16), 0.9, "S5", "A5", "S4")
-    from lib import claims
-    for c in claims.FAIR_WALL_CLAIMS:                            # the pre-registered bars read these numbers
+    for c in claims05.FAIR_WALL_CLAIMS:                            # the pre-registered bars read these numbers
         assert c.key in r and c.notebook == "05_operator_wall"
-    assert claims.FAIR_WALL_CLAIMS[0].holds(-0.05) and not claims.FAIR_WALL_CLAIMS[0].holds(r["nc1_minus_solvable_ood"])
+    assert claims05.FAIR_WALL_CLAIMS[0].holds(-0.05) and not claims05.FAIR_WALL_CLAIMS[0].holds(r["nc1_minus_solvable_ood"])
 
 
-# --- C04-architecture's reader (paper/PREREGISTRATION.md; lib/instruments/architecture_confirm.py) --------
+# --- C04-architecture's reader (paper/PREREGISTRATION.md; lib/sections/s04_architecture_prior/confirm.py) ---
 
-from lib import confirmatory                                            # noqa: E402
-from lib.instruments import architecture_confirm as c04                 # noqa: E402
+from lib.sections.s04_architecture_prior import plan as c04_plan       # noqa: E402
+from lib.sections.s04_architecture_prior import confirm as c04             # noqa: E402
 
 C04_KEYS = [k for k, t in claims.CONFIRMATORY.items() if t.entry == "C04-architecture"]
 
@@ -573,7 +575,7 @@ def _c04_row(family, seed, learned=True, cls="linear", validity=1.0, ext12=0.5, 
 def _c04_rows(untied=("log",) * 3, tied=("linear",) * 3, ext=None, a5=(0.0, 0.0, 0.0), untied_learned=(True,) * 3,
               validity=(1.0,) * 3, untied_mlp=("same",) * 3):
     ext = ext or {"untied": (0.1, 0.2, 0.1), "tied, untied recipe": (0.5, 0.6, 0.7), "tied, settled T = n": (0.8, 0.9, 0.8)}
-    seeds = confirmatory.ARCHITECTURE_SEEDS
+    seeds = c04_plan.STUDY_SEEDS
     rows = [_c04_row("untied", s, lr, c, v, e, m) for s, c, lr, v, e, m in
             zip(seeds, untied, untied_learned, validity, ext["untied"], untied_mlp)]
     rows += [_c04_row("tied", s, cls=c) for s, c in zip(seeds, tied)]
@@ -626,7 +628,7 @@ def test_c04_readings_hold_every_key_the_confirmatory_rules_read():
 def test_c04_decision_rules_on_constructed_readings(rows, key, verdict, store_root):
     r = c04.study_readings(_c04_rows(**rows))
     assert c04.rule_verdict(key, r) == verdict
-    claims.record_confirmatory("C04-architecture", r)                  # the ledger's path gives the same verdict
+    rules.record_confirmatory("C04-architecture", r)                  # the ledger's path gives the same verdict
     assert claims.confirmatory_verdict(claims.claim(key))[0] == verdict
 
 
@@ -659,13 +661,13 @@ def test_the_c04_reader_reads_a_serial_stack_linear_and_a_hillis_steele_scan_log
     serial = c04.read_seed("tied", serial_run, ns=range(2, 11), kinds=("linear",), count=48, fit_count=32,
                            extrapolation_ns=(12,))
     lin, readout = serial["decoders"]["linear"], serial["decoders"]["readout"]
-    assert serial["learned"] and lin["ns"] == list(range(2, 11)) and claims.decoder_valid(lin["validity"])
+    assert serial["learned"] and lin["ns"] == list(range(2, 11)) and head.decoder_valid(lin["validity"])
     assert lin["class"] == "linear" and readout["class"] == "linear" and readout["tau_last"] == list(range(2, 11))
     scan_run = fake_run(ScanPropagator(), n_train=8, T_train=5, tied=False)
     scan = c04.read_seed("untied", scan_run, ns=range(2, 17), kinds=("linear",), count=48, fit_count=32)
     assert json.loads(json.dumps(scan)) == scan                           # plain JSON: kept beside the run as is
     lin, readout = scan["decoders"]["linear"], scan["decoders"]["readout"]
-    assert scan["learned"] and claims.decoder_valid(lin["validity"]) and lin["class"] == "log" and readout["class"] == "log"
+    assert scan["learned"] and head.decoder_valid(lin["validity"]) and lin["class"] == "log" and readout["class"] == "log"
     # the probe sees the answer once position i's window covers 1..i (BOS adds 0): ceil(log2 n), a block
     # before the readout, whose decoder waits for the window's BOS flag (floor(log2 n) + 1)
     assert np.allclose(lin["tau_last"], [math.ceil(math.log2(n)) for n in range(2, 17)], atol=0.4)
@@ -676,12 +678,12 @@ def test_the_c04_reader_reads_a_serial_stack_linear_and_a_hillis_steele_scan_log
 
 def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch, tmp_path):
     empty = c04.read_study()
-    assert empty.total == len(confirmatory.architecture()) == 18 and len(empty.missing) == 18
-    assert empty.readings is None and empty.recorded is None and not claims.confirm_path("C04-architecture").exists()
+    assert empty.total == len(c04_plan.study()) == 18 and len(empty.missing) == 18
+    assert empty.readings is None and empty.recorded is None and not rules.confirm_path("C04-architecture").exists()
     assert "not yet trained: 18 of 18 runs" in c04.describe(empty)
     # two of three runs stored: read, printed, not recorded
-    cfgs = {"untied A5": tuple(RunConfig(task="Z5", n_train=4, T_train=4, seed=s, mode=confirmatory.MODE)
-                                 for s in confirmatory.ARCHITECTURE_SEEDS)}
+    cfgs = {"untied A5": tuple(RunConfig(task="Z5", n_train=4, T_train=4, seed=s, mode=c04_plan.STUDY_MODE)
+                                 for s in c04_plan.STUDY_SEEDS)}
     stored = set(cfgs["untied A5"][:2])
     monkeypatch.setattr(c04.store, "is_done", lambda c: c in stored)
     def load(c):                                   # a stored run: its folder holds DONE (the weights' sha256)
@@ -694,7 +696,7 @@ def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch, tmp_pa
     partial = c04.read_study(cfgs, count=16)
     assert (tmp_path / "110" / "readings" / "c04-architecture.json").exists()      # kept beside the run
     assert partial.readings["untied_a5_seq_acc"] == 1.0 and partial.recorded is None and not partial.complete
-    assert not claims.confirm_path("C04-architecture").exists()
+    assert not rules.confirm_path("C04-architecture").exists()
     text = c04.describe(partial)
     assert "not yet trained: 1 of 3 runs" in text and "verdicts: none until every run is stored" in text
     stored.add(cfgs["untied A5"][2])
@@ -702,7 +704,7 @@ def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch, tmp_pa
     monkeypatch.setattr(c04, "read_seed", lambda *a, **k: calls.append(a[1].config.seed) or read_seed(*a, **k))
     done = c04.read_study(cfgs, count=16)
     assert calls == [112]                          # the two read before come from their kept readings
-    assert done.complete and done.recorded == claims.confirm_path("C04-architecture")
+    assert done.complete and done.recorded == rules.confirm_path("C04-architecture")
     assert json.loads(done.recorded.read_text())["untied_a5_seq_acc"] == 1.0
     # untied S4 never learned here: rule 4's precondition fails, so the recorded verdict is not measured
     assert claims.confirmatory_verdict(claims.claim("untied_a5_seq_acc"))[0] == "not measured"
@@ -713,10 +715,10 @@ def test_c04_figure_and_the_notebooks_entry_point(store_root, capsys):
     import matplotlib
     matplotlib.use("Agg")
     rows = _c04_rows(untied=("log", "linear", None))
-    fig = c04.figure(rows)
+    fig = figures04.probe_tau(rows, c04.PROBED)
     assert [ax.get_title() for ax in fig.axes] == list(c04.PROBED)
     assert len(fig.axes[2].lines) == 9                                 # three seeds x three decoders
-    assert c04.figure([r for r in rows if r["family"] not in c04.PROBED]) is None
+    assert figures04.probe_tau([r for r in rows if r["family"] not in c04.PROBED], c04.PROBED) is None
     assert c04.show("smoke") is None and "not read under profile smoke" in capsys.readouterr().out
     study = c04.show("quick")                                          # an empty store: the table, no figure
     assert study.readings is None and "nothing to draw" in capsys.readouterr().out

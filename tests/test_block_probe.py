@@ -4,7 +4,7 @@ reads log, and a stack whose first block carries nothing fails the validity chec
 import numpy as np
 import torch
 
-from lib import claims, groups
+from lib import groups
 from lib.instruments import block_probe, head
 
 G = groups.by_name("S4")
@@ -60,19 +60,19 @@ def test_a_serial_stack_reads_linear():
     ns, taus, validity = read("serial", T=12, ns=range(2, 13))
     assert np.allclose(taus, ns, atol=0.2)                      # tau(last) = n
     assert head.scaling_class(ns, taus).cls == "linear"
-    assert claims.decoder_valid(validity)
+    assert head.decoder_valid(validity)
 
 
 def test_a_hillis_steele_scan_reads_log():
     ns, taus, validity = read("scan", T=6, ns=range(2, 17))
     assert np.allclose(taus, [np.ceil(np.log2(n)) + 1 for n in ns], atol=0.2)
     assert head.scaling_class(ns, taus).cls == "log"
-    assert claims.decoder_valid(validity)
+    assert head.decoder_valid(validity)
 
 
 def test_a_stack_whose_first_block_carries_nothing_is_not_a_valid_read():
     _, _, validity = read("blind", T=4, ns=range(2, 6))
-    assert validity < 0.2 and not claims.decoder_valid(validity)
+    assert validity < 0.2 and not head.decoder_valid(validity)
 
 
 def test_the_mlp_probe_reads_the_same_serial_stack():

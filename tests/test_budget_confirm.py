@@ -1,10 +1,10 @@
-"""The C03-budget aggregation (`instruments.budget_confirm.budget_confirm_results`) on constructed per-run
+"""The C03-budget aggregation (`sections.s03_budget_law.confirm.budget_confirm_results`) on constructed per-run
 readings, and the entry's rules applied to it through `claims.CONFIRMATORY`."""
 import numpy as np
 import pytest
 
-from lib import claims
-from lib.instruments.budget_confirm import budget_confirm_results
+from lib import claims, rules
+from lib.sections.s03_budget_law.confirm import budget_confirm_results
 
 DEMANDS = {16: 0.5, 12: 2 / 3, 8: 1.0, 6: 4 / 3, 4: 2.0}
 
@@ -23,7 +23,7 @@ def study(**kw):
 
 
 def verdict(results, key):
-    claims.record_confirmatory("C03-budget", results)
+    rules.record_confirmatory("C03-budget", results)
     return claims.confirmatory_verdict(claims.claim(key))[0]
 
 

@@ -1,7 +1,9 @@
 
 import pytest
 
-from lib import claims
+from lib import claims, rules
+from lib.instruments import head
+from lib.paths import PROJECT_ROOT
 
 E = 1e-6
 R, P, N = "reproduced", "partly", "not reproduced"
@@ -98,28 +100,28 @@ def test_every_claim_has_boundaries():
 @pytest.mark.parametrize("c", claims.CLAIMS, ids=lambda c: c.key)
 def test_rule_at_its_boundaries(c):
     for value, expected in BOUNDARIES[c.key]:
-        assert claims.verdict(c, value, ran=True, results=MET) == expected, (c.key, value)
+        assert rules.verdict(c, value, ran=True, results=MET) == expected, (c.key, value)
 
 
 @pytest.mark.parametrize("c", claims.CLAIMS, ids=lambda c: c.key)
 def test_missing_values_and_unmet_preconditions_read_not_measured(c):
-    assert claims.verdict(c, None, ran=False) == "not run"
-    assert claims.verdict(c, None, ran=True, results=MET) == "not measured"
-    assert claims.verdict(c, float("nan"), ran=True, results=MET) == "not measured"
+    assert rules.verdict(c, None, ran=False) == "not run"
+    assert rules.verdict(c, None, ran=True, results=MET) == "not measured"
+    assert rules.verdict(c, float("nan"), ran=True, results=MET) == "not measured"
     inside = next(v for v, e in BOUNDARIES[c.key] if e == R)
     if c.requires is None:
-        assert c.precondition == "" and claims.verdict(c, inside, True, UNMET) == R
+        assert c.precondition == "" and rules.verdict(c, inside, True, UNMET) == R
     else:
         assert c.precondition, f"{c.key}: a gated claim states its precondition"
-        assert claims.verdict(c, inside, True, UNMET) == "not measured"
-        assert claims.verdict(c, inside, True, {}) == "not measured"      # not recorded = not met
+        assert rules.verdict(c, inside, True, UNMET) == "not measured"
+        assert rules.verdict(c, inside, True, {}) == "not measured"      # not recorded = not met
 
 
 def test_r2_counts_only_with_the_exponent_in_tolerance():
     r2 = claims.claim("budget_r2")
     measured = {"demands_learned": 3, "budget_exponent_interval": [0.9, 1.1], "decoder_position1_min": 1.0}
-    assert claims.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.81}) == "not measured"
-    assert claims.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.97}) == R
+    assert rules.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.81}) == "not measured"
+    assert rules.verdict(r2, 0.99, True, {**measured, "budget_exponent": 0.97}) == R
 
 
 def test_report_counts_claims_not_rows_and_reads_results(store_root):
@@ -128,7 +130,7 @@ def test_report_counts_claims_not_rows_and_reads_results(store_root):
     assert f"**{len(counted)} claims. Confirmatory: 0 reproduced, 0 partly, 0 not reproduced, 0 not measured;" in text
     assert f"0 not measured, {len(counted)} not run." in text           # exploratory counts, by claim
     assert "shared/" not in text and "PAPER.md" not in text            # no link outside the repository
-    claims.record("03_budget_law", {"budget_exponent_uncapped": 0.97, "budget_exponent": 0.97, "budget_r2": 0.5,
+    rules.record("03_budget_law", {"budget_exponent_uncapped": 0.97, "budget_exponent": 0.97, "budget_r2": 0.5,
                                    "demands_learned": 4, "budget_exponent_interval": [0.9, 1.0],
                                    "budget_exponent_uncapped_interval": [0.9, 1.0],
                                    "budget_exponent_frontier_uncapped": 0.80, "decoder_position1_min": 1.0})
@@ -146,8 +148,8 @@ def test_report_counts_claims_not_rows_and_reads_results(store_root):
 def test_confirmatory_column_reads_the_registered_study(store_root):
     c = claims.claim("wall_operator_first_fraction")
     assert claims.confirmatory_verdict(c)[0] == "registered (C05-wall), not yet read"
-    assert claims.confirmatory_verdict(claims.claim("budget_exponent"))[0] == claims.NO_TEST
-    claims.record_confirmatory("C05-wall", {"wall_operator_first_fraction": 2 / 3, "s4_joint_learned_fraction": 1.0,
+    assert claims.confirmatory_verdict(claims.claim("budget_exponent"))[0] == rules.NO_TEST
+    rules.record_confirmatory("C05-wall", {"wall_operator_first_fraction": 2 / 3, "s4_joint_learned_fraction": 1.0,
                                             "wall_joint_deadlock_score": 1.0})
     assert claims.confirmatory_verdict(c)[0] == "partly"
     assert claims.confirmatory_verdict(claims.claim("wall_joint_deadlock_fraction"))[0] == "reproduced"
@@ -159,36 +161,36 @@ def test_confirmatory_column_reads_the_registered_study(store_root):
 
 
 def test_decoder_validity_just_inside_and_outside_its_bar():
-    assert claims.decoder_valid(0.9) and not claims.decoder_valid(0.9 - E)
-    assert not claims.decoder_valid(None) and not claims.decoder_valid(float("nan"))
+    assert head.decoder_valid(0.9) and not head.decoder_valid(0.9 - E)
+    assert not head.decoder_valid(None) and not head.decoder_valid(float("nan"))
 
 
 def test_contest_power_one_positive_of_sixteen_cannot_reject():
-    assert not claims.contest_powered(16, 1)          # smallest p = 2/16 = 0.125
-    assert not claims.contest_powered(16, 15)
-    assert claims.contest_powered(16, 2)              # 2 / C(16, 2) = 0.0167
-    assert not claims.contest_powered(6, 2)           # 2 / 15 = 0.133
-    assert claims.contest_powered(8, 4)               # 2 / 70 = 0.029
+    assert not rules.contest_powered(16, 1)          # smallest p = 2/16 = 0.125
+    assert not rules.contest_powered(16, 15)
+    assert rules.contest_powered(16, 2)              # 2 / C(16, 2) = 0.0167
+    assert not rules.contest_powered(6, 2)           # 2 / 15 = 0.133
+    assert rules.contest_powered(8, 4)               # 2 / 70 = 0.029
     with pytest.raises(ValueError, match="generalize"):
-        claims.contest_powered(4, 5)
+        rules.contest_powered(4, 5)
 
 
 def test_a_null_over_a_constant_metric_or_few_models_is_not_powered():
-    assert claims.correlation_powered({"a": 0.1, "b": -0.3}, 10)
-    assert not claims.correlation_powered({"a": 0.1, "b": None}, 16)     # b is constant: it cannot correlate
-    assert not claims.correlation_powered({"a": 0.1, "b": 0.2}, 9)
-    assert not claims.correlation_powered({}, 16)
+    assert rules.correlation_powered({"a": 0.1, "b": -0.3}, 10)
+    assert not rules.correlation_powered({"a": 0.1, "b": None}, 16)     # b is constant: it cannot correlate
+    assert not rules.correlation_powered({"a": 0.1, "b": 0.2}, 9)
+    assert not rules.correlation_powered({}, 16)
 
 
 def test_premise_at_the_operating_point():
-    assert claims.premise_met(7, 8) and not claims.premise_met(7.01, 8)
-    assert claims.premise_met(6, 8, k=2) and not claims.premise_met(None, 8)
+    assert rules.premise_met(7, 8) and not rules.premise_met(7.01, 8)
+    assert rules.premise_met(6, 8, k=2) and not rules.premise_met(None, 8)
 
 
 def test_every_rule_change_names_a_claim():
     for key, old, date, what in claims.RULE_CHANGES:
         claims.claim(key)
-        assert old in claims.VERDICTS and what
+        assert old in rules.VERDICTS and what
 
 
 def test_unknown_claim():
@@ -202,19 +204,19 @@ def test_print_verdicts_records_and_names_the_unmet_precondition(store_root, cap
     out = capsys.readouterr().out
     assert "budget_r2" in out and "-> not measured (needs: the exponent measured and within its tolerance" in out
     assert "budget_exponent " in out and "-> not measured" in out      # no decoder validity recorded
-    assert claims._load("03_budget_law", "quick")["budget_r2"] == 0.99
+    assert rules.load("03_budget_law", "quick")["budget_r2"] == 0.99
 
 
 def test_the_exponent_needs_its_seed_interval_and_the_fit_needs_the_exponent():
     exponent, r2 = claims.claim("budget_exponent"), claims.claim("budget_r2")
     one_seed = {"demands_learned": 3, "budget_exponent": 0.98, "budget_exponent_interval": None,
                 "decoder_position1_min": 1.0}
-    assert claims.verdict(exponent, 0.98, ran=True, results=one_seed) == "not measured"
-    assert claims.verdict(r2, 0.99, ran=True, results=one_seed) == "not measured"
+    assert rules.verdict(exponent, 0.98, ran=True, results=one_seed) == "not measured"
+    assert rules.verdict(r2, 0.99, ran=True, results=one_seed) == "not measured"
     seeds = {**one_seed, "budget_exponent_interval": [0.9, 1.05]}
-    assert claims.verdict(exponent, 0.98, ran=True, results=seeds) == "reproduced"
-    assert claims.verdict(r2, 0.99, ran=True, results=seeds) == "reproduced"
-    assert claims.verdict(r2, 0.99, ran=True, results={**seeds, "budget_exponent": 0.8}) == "not measured"
+    assert rules.verdict(exponent, 0.98, ran=True, results=seeds) == "reproduced"
+    assert rules.verdict(r2, 0.99, ran=True, results=seeds) == "reproduced"
+    assert rules.verdict(r2, 0.99, ran=True, results={**seeds, "budget_exponent": 0.8}) == "not measured"
 
 
 def test_the_contest_claim_needs_three_group_word_problem_contests():
@@ -222,13 +224,13 @@ def test_the_contest_claim_needs_three_group_word_problem_contests():
     tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
     powered = {"a": 0.001, "b": 0.001, "c": 0.001}
     groups = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "A5"}, smallest_p=powered)
-    assert claims.verdict(c, 3, True, groups) == R
+    assert rules.verdict(c, 3, True, groups) == R
     one_of_16 = {**groups, "smallest_p": {**powered, "b": 0.125}}          # a contest with 1 positive of 16
-    assert claims.verdict(c, 0, True, one_of_16) == "not measured"
+    assert rules.verdict(c, 0, True, one_of_16) == "not measured"
     pilot = dict(primary_auroc=tested, tasks={"a": "parity", "b": "parity", "c": "parity"})
-    assert claims.verdict(c, 0, True, pilot) == "not measured"          # a parity pilot is not the paper's contest
+    assert rules.verdict(c, 0, True, pilot) == "not measured"          # a parity pilot is not the paper's contest
     two = dict(primary_auroc=dict(list(tested.items())[:2]), tasks={"a": "S4", "b": "S4"})
-    assert claims.verdict(c, 2, True, two) == "not measured"
+    assert rules.verdict(c, 2, True, two) == "not measured"
 
 
 def test_the_tail_contest_claim_needs_a_tail_reading_in_every_contest():
@@ -236,18 +238,18 @@ def test_the_tail_contest_claim_needs_a_tail_reading_in_every_contest():
     tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
     every = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "S4"},
                  tail_defined_by_contest={"a": 5, "b": 2, "c": 1}, smallest_p={"a": 0.001, "b": 0.001, "c": 0.001})
-    assert claims.verdict(c, 0, True, every) == R
-    assert claims.verdict(c, 0, True, {**every, "smallest_p": {"a": 0.001, "b": 0.125, "c": 0.001}}) == "not measured"
+    assert rules.verdict(c, 0, True, every) == R
+    assert rules.verdict(c, 0, True, {**every, "smallest_p": {"a": 0.001, "b": 0.125, "c": 0.001}}) == "not measured"
     one_without = {**every, "tail_defined_by_contest": {"a": 5, "b": 0, "c": 1}}   # a contest with no fixed point read
-    assert claims.verdict(c, 0, True, one_without) == "not measured"
-    assert claims.verdict(c, 0, True, {**every, "tail_defined_by_contest": {}}) == "not measured"
+    assert rules.verdict(c, 0, True, one_without) == "not measured"
+    assert rules.verdict(c, 0, True, {**every, "tail_defined_by_contest": {}}) == "not measured"
     untested = {**every, "primary_auroc": {**tested, "c": None}}                  # seeds on one side in contest c
-    assert claims.verdict(c, 0, True, untested) == "not measured"
+    assert rules.verdict(c, 0, True, untested) == "not measured"
 
 
 def test_every_confirmatory_rule_names_a_registered_study_and_a_claim():
     from lib import confirmatory
-    text = (claims.PROJECT_ROOT / "paper" / "PREREGISTRATION.md").read_text()
+    text = (PROJECT_ROOT / "paper" / "PREREGISTRATION.md").read_text()
     for key, test in claims.CONFIRMATORY.items():
         claims.claim(key)
         assert test.entry in confirmatory.STUDIES and f"## {test.entry} " in text, (key, test.entry)
@@ -257,9 +259,9 @@ def test_every_confirmatory_rule_names_a_registered_study_and_a_claim():
 def test_the_budget_laws_confirmatory_exponent_is_underpowered_when_its_interval_is_wide(store_root):
     c = claims.claim("budget_exponent_uncapped")
     base = {"exponent_meets_band": 1.0, "demands_valid": 5}
-    claims.record_confirmatory("C03-budget", {**base, "interval_width": 0.16})
+    rules.record_confirmatory("C03-budget", {**base, "interval_width": 0.16})
     assert claims.confirmatory_verdict(c)[0] == "reproduced"
-    claims.record_confirmatory("C03-budget", {**base, "interval_width": 0.16 + E})
+    rules.record_confirmatory("C03-budget", {**base, "interval_width": 0.16 + E})
     assert claims.confirmatory_verdict(c)[0] == "not measured"
-    claims.record_confirmatory("C03-budget", {**base, "interval_width": 0.1, "exponent_meets_band": 0.5})
+    rules.record_confirmatory("C03-budget", {**base, "interval_width": 0.1, "exponent_meets_band": 0.5})
     assert claims.confirmatory_verdict(c)[0] == "partly"

@@ -8,7 +8,7 @@ import pytest
 from lib import cli, profiles, store
 from lib.config import config_hash
 
-SMALL = replace(profiles._SMOKE_BASE, T_train=3, max_steps=10, seed=3)
+SMALL = replace(profiles.SMOKE_BASE, T_train=3, max_steps=10, seed=3)
 
 
 @pytest.mark.parametrize("argv, named", [
@@ -127,6 +127,6 @@ def test_the_frontier_helper_refuses_loops_past_an_untied_models_depth(store_roo
 
 
 def test_the_rescue_figure_of_a_run_set_with_nothing_learned_is_a_note_not_an_error():
-    from lib import plots
-    fig = plots.rescue({}, n_long=8)
+    from lib.sections.s03_budget_law import figures
+    fig = figures.rescue({}, n_long=8)
     assert "no run learned" in fig.axes[0].texts[0].get_text()

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from lib import profiles, store
-from lib.instruments import contest, head
+from lib.instruments import head
+from lib.sections.s07_seed_contests import read as contest
 from lib.config import RunConfig
 
 
@@ -83,6 +84,10 @@ def test_seed_row_reads_a_trained_run(store_root):
     one_loop = store.get_or_train(replace(cfg, T_train=1))
     row1 = contest.seed_metrics(one_loop, n_ood=6, T_ood=2, eval_count=64, probes=2, conv_factor=2)
     assert all(math.isnan(row1[m]) for m in ("skip1", "jac_align", "cosine", "cka"))
+    for _ in range(2):                                      # computed and kept, then read back from the file
+        kept = contest.kept_seed_metrics(one_loop, n_ood=6, T_ood=2, eval_count=64, probes=2, conv_factor=2)
+        assert json.dumps(kept, sort_keys=True) == json.dumps(row1, sort_keys=True)       # NaN included
+    assert len(list((one_loop.path / "readings").glob("contest-seed-metrics-*.json"))) == 1
 
 
 def _table(ood, metric):

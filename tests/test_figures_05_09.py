@@ -7,7 +7,8 @@ import matplotlib
 import numpy as np
 
 from lib import plots
-from lib.instruments import fixedpoint
+from lib.sections.s05_operator_wall import figures as figures05
+from lib.sections.s09_stability import figures as figures09, read as read09
 
 matplotlib.use("Agg")
 
@@ -29,7 +30,7 @@ def _grid_rows():
 
 
 def test_the_stability_grid_keys_configurations_and_seeds_and_names_its_reference_lines():
-    fig = plots.fixed_point_grid(_grid_rows(), fixedpoint.configuration_label)
+    fig = figures09.fixed_point_grid(_grid_rows(), read09.configuration_label)
     texts = _texts(fig)
     assert len(fig.axes[0].lines) == 6 + 2 and len(fig.axes[1].lines) == 6 + 1    # runs + reference lines
     assert sum(t.startswith("seed ") for t in texts) == 2                          # one key a seed, not a line
@@ -52,7 +53,7 @@ def test_the_sudoku_figure_keys_difficulty_recall_seed_and_names_lines_hidden_at
                 cell = np.linspace(0.2, 0.9, 32)
                 rows[(recall, seed, g)] = dict(cell=cell, board=cell if recall == "internal" else np.full(32, 0.01),
                                                T=16, best_board_loop=1)
-    fig = plots.sudoku_loops(rows)
+    fig = figures09.sudoku_loops(rows)
     texts = _texts(fig)
     assert "T_train = 16 (loops trained)" in texts and "34 givens (training difficulty)" in texts
     assert {"external recall", "internal recall", "seed 0", "seed 1"} <= set(texts)
@@ -64,11 +65,11 @@ def test_the_sudoku_figure_keys_difficulty_recall_seed_and_names_lines_hidden_at
 
 def test_the_streaming_note_counts_lines_near_zero_and_states_the_tolerance():
     pairs = {("S4", "joint", s): {"free": {8: 1.0, 16: 0.4}, "streaming": {8: 0.01 * s, 16: 0.0}} for s in (0, 1, 2)}
-    texts = _texts(plots.streaming_pairs(pairs))
+    texts = _texts(figures05.streaming_pairs(pairs))
     note = next(t for t in texts if "(streaming)" in t)
     assert "at or near 0 (within 0.02)" in note and "all 3 runs" in note     # 0.01 and 0.02 hide as 0 does
     assert not any("(free)" in t for t in texts)
     pairs[("S4", "joint", 2)]["streaming"][8] = 0.05                          # visible above the axis: not named
-    note = next(t for t in _texts(plots.streaming_pairs(pairs)) if "(streaming)" in t)
+    note = next(t for t in _texts(figures05.streaming_pairs(pairs)) if "(streaming)" in t)
     assert "seed 0" in note and "seed 1" in note and "seed 2" not in note
     assert plots.near_zero([0.0, -0.02, 0.02]) and not plots.near_zero([0.0, 0.021])

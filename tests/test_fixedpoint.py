@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from lib.instruments import chunks, fixedpoint
+from lib.sections.s09_stability import read as read09
 from lib.model import LoopConfig, LoopedTransformer
 
 
@@ -136,7 +137,7 @@ def test_summary_reads_one_run_on_all_three_axes(store_root):
     cfg = RunConfig(experiment="fp_test", task="parity", n_train=4, T_train=2, n_layers=1, d_model=16, n_heads=2,
                     batch=16, max_steps=20, warmup=5, eval_count=32)
     run = store.get_or_train(cfg)
-    s = fixedpoint.summary(run, test_ns=(4, 6), long_factor=3, eval_count=32)
+    s = read09.summary(run, test_ns=(4, 6), long_factor=3, eval_count=32)
     assert s["seed"] == 0 and s["in_acc"] == run.metrics["final_eval"]["seq_acc"]
     assert len(s["reach"].step) == 3 * cfg.T_train - 1    # steps between the long_factor * T_train states
     assert set(s["grads"]) == {2, 4, 8} and all(np.isfinite(list(s["grads"].values())))
@@ -202,3 +203,20 @@ def test_best_accuracy_equals_the_plain_reader(monkeypatch, outer):
     assert fixedpoint.best_accuracy(m, tokens, wrong, T, causal=True) == 0.0
     assert len(passes) == 1 or not fixedpoint._prefix_exact(m, tokens, 32)  # the prefix pass decides it alone
 
+
+
+def test_a_kept_summary_reads_back_as_the_summary(store_root):
+    from lib import store
+    from lib.config import RunConfig
+    cfg = RunConfig(experiment="fp_test", task="parity", n_train=4, T_train=2, n_layers=1, d_model=16, n_heads=2,
+                    batch=16, max_steps=20, warmup=5, eval_count=32)
+    run = store.get_or_train(cfg)
+    s = read09.summary(run, test_ns=(4, 6), long_factor=3, eval_count=32)
+    for _ in range(2):                                   # computed and kept, then read back from the file
+        kept = read09.kept_summary(run, test_ns=(4, 6), long_factor=3, eval_count=32)
+        assert set(kept) == set(s) and list(kept["grads"]) == list(s["grads"]) and list(kept["extrap"]) == [4, 6]
+        for k in ("reach", "reach_cosine"):
+            assert kept[k].step.dtype == s[k].step.dtype and np.array_equal(kept[k].step, s[k].step)
+            assert (kept[k].criterion, kept[k].reached_fraction) == (s[k].criterion, s[k].reached_fraction)
+        assert kept["dep"] == s["dep"] and kept["rho"] == s["rho"] and kept["extrap"] == s["extrap"]
+    assert len(list((run.path / "readings").glob("stability-summary-*.json"))) == 1

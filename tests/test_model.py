@@ -149,7 +149,7 @@ def test_single_model_has_no_population_axis():
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_attention_as_broadcast_products_equals_the_fused_kernel(causal):
-    from lib.model import attention_products
+    from lib.layers import attention_products
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(3, 2, 4, 9, 16, generator=g) for _ in range(3))    # (P, B, H, N, d): population shape too
     fused = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
@@ -216,7 +216,7 @@ def test_sandwich_and_post_norm_leave_every_position_normalised(kind):
 
 
 def test_local_attention_sees_only_its_window():
-    from lib.model import local_mask
+    from lib.layers import local_mask
     assert local_mask(4, 2).int().tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
     torch.manual_seed(0)
     m = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=1, d_model=16, n_heads=2,

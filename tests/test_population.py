@@ -9,7 +9,8 @@ from lib import population
 from lib.population import train_population
 from lib.config import RunConfig
 from lib.model import LoopedTransformer
-from lib.train import Diverged, train
+from lib.step import Diverged
+from lib.train import train
 
 BASE = RunConfig(experiment="pop", task="S3", n_train=4, T_train=3, n_layers=2, d_model=16, n_heads=2,
                  batch=16, max_steps=40, warmup=5, eval_count=64, curriculum_start=2, promote_acc=0.3, first_acc=0.3)
@@ -76,15 +77,15 @@ def test_warm_started_population_matches_single_runs():
 
 
 def test_population_divergence_raises_diverged_naming_the_seed(tmp_path, monkeypatch):
-    from lib import train as train_mod
-    real = train_mod.F.cross_entropy
+    from lib import step as step_mod
+    real = step_mod.F.cross_entropy
     calls = {"n": 0}
 
     def poisoned(*a, **kw):                            # two seeds: call 2 * 12 + 2 is seed index 1 at step 12
         calls["n"] += 1
         out = real(*a, **kw)
         return out * float("nan") if calls["n"] == 2 * 12 + 2 else out
-    monkeypatch.setattr(train_mod.F, "cross_entropy", poisoned)
+    monkeypatch.setattr(step_mod.F, "cross_entropy", poisoned)
     cfgs = [replace(BASE, seed=s, checkpoint_every=5) for s in (3, 5)]
     with pytest.raises(Diverged) as err:
         train_population(cfgs, workdir=tmp_path)
@@ -157,15 +158,15 @@ def test_interrupted_population_resumes_to_the_same_weights(tmp_path, monkeypatc
 
 def test_store_marks_the_diverged_seed_of_a_population(store_root, monkeypatch):
     from lib import store
-    from lib import train as train_mod
-    real = train_mod.F.cross_entropy
+    from lib import step as step_mod
+    real = step_mod.F.cross_entropy
     calls = {"n": 0}
 
     def poisoned(*a, **kw):                            # seed index 1 at step 12, as above
         calls["n"] += 1
         out = real(*a, **kw)
         return out * float("nan") if calls["n"] == 2 * 12 + 2 else out
-    monkeypatch.setattr(train_mod.F, "cross_entropy", poisoned)
+    monkeypatch.setattr(step_mod.F, "cross_entropy", poisoned)
     cfgs = [replace(BASE, experiment="pop_div", seed=s, checkpoint_every=5) for s in (3, 5)]
     with pytest.raises(Diverged):
         store.get_or_train_many(cfgs)

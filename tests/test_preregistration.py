@@ -12,10 +12,11 @@ import pytest
 from lib import confirmatory, profiles, store
 from lib.config import MODES, RESERVED_SEEDS, RunConfig, config_hash
 from lib.paths import PROJECT_ROOT
+from lib.sections import common
 
 PREREG = PROJECT_ROOT / "paper" / "PREREGISTRATION.md"
 # the cheapest confirmatory-shaped run: the smoke recipe, a reserved seed, the round's mode
-CHEAP = replace(profiles._SMOKE_BASE, T_train=4, max_steps=12, seed=100, mode=confirmatory.MODE)
+CHEAP = replace(profiles.SMOKE_BASE, T_train=4, max_steps=12, seed=100, mode=common.STUDY_MODE)
 
 
 def _plans():
@@ -60,7 +61,7 @@ def test_every_study_runs_on_reserved_seeds_in_one_mode_and_has_an_entry():
     for entry, plan in confirmatory.STUDIES.items():
         assert re.search(rf"^## {re.escape(entry)} ", text, re.M), entry
         cfgs = plan()
-        assert cfgs and all(c.seed in RESERVED_SEEDS and c.mode == confirmatory.MODE for c in cfgs), entry
+        assert cfgs and all(c.seed in RESERVED_SEEDS and c.mode == common.STUDY_MODE for c in cfgs), entry
 
 
 def test_a_request_against_the_runs_mode_fails_before_any_write(store_root):
@@ -74,11 +75,11 @@ def test_a_request_against_the_runs_mode_fails_before_any_write(store_root):
 def test_another_modes_run_is_never_read_as_this_recipes(store_root):
     unmoded = replace(CHEAP, seed=7, mode="")
     store.get_or_train(unmoded)
-    moded = replace(unmoded, mode=confirmatory.MODE)
+    moded = replace(unmoded, mode=common.STUDY_MODE)
     assert not store.is_done(moded)                       # another hash: trained anew, not read
     run = store.get_or_train(moded)
     done = json.loads((run.path / "DONE").read_text())
-    assert done["mode"] == confirmatory.MODE and "started_utc" in done
+    assert done["mode"] == common.STUDY_MODE and "started_utc" in done
     # a run directory whose DONE records another mode is refused even under this recipe's name
     done["mode"] = "cpu-compiled-fp32"
     (run.path / "DONE").write_text(json.dumps(done))
@@ -92,7 +93,7 @@ def test_a_replay_in_the_same_mode_is_bit_identical(tmp_path, monkeypatch):
         monkeypatch.setenv("LOOPS_OUTPUTS", str(tmp_path / f"outputs{k}"))
         run = store.get_or_train(CHEAP)
         digests.append(hashlib.sha256((run.path / "model.pt").read_bytes()).hexdigest())
-        assert json.loads((run.path / "DONE").read_text())["mode"] == confirmatory.MODE
+        assert json.loads((run.path / "DONE").read_text())["mode"] == common.STUDY_MODE
     assert digests[0] == digests[1]
 
 

@@ -52,4 +52,4 @@ def test_notebooks_are_thin(py):
     assert code_lines(py) <= 60, f"{py.name}: {code_lines(py)} code lines; move logic into lib"
     src = py.read_text()
     assert not re.search(r"seed\s*=\s*\d{3,}\s*\+", src), f"{py.name}: name the probe set (lib/probes.py)"
-    assert "claims.verdict(" not in src, f"{py.name}: print verdicts with claims.print_verdicts"
+    assert "claims.verdict(" not in src and "rules.verdict(" not in src, f"{py.name}: print verdicts with claims.print_verdicts"

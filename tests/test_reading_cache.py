@@ -38,3 +38,30 @@ def test_a_recompute_that_disagrees_is_an_error(tmp_path):
 def test_bad_name(tmp_path):
     with pytest.raises(ValueError, match="name"):
         reading_cache.reading(fake_run(tmp_path), "../x", 1, dict)
+
+
+def test_each_parameter_set_is_kept_apart(tmp_path):
+    run, calls = fake_run(tmp_path), []
+    compute = lambda k: (lambda: calls.append(k) or {"k": k})   # noqa: E731
+    assert reading_cache.reading(run, "x", 1, compute(1), params={"ns": (8, 16)})["k"] == 1
+    assert reading_cache.reading(run, "x", 1, compute(2), params={"ns": (8, 32)})["k"] == 2
+    assert reading_cache.reading(run, "x", 1, compute(3), params={"ns": [8, 16]})["k"] == 1    # kept: same parameters
+    assert calls == [1, 2] and len(list((tmp_path / "readings").glob("x-*.json"))) == 2
+    kept = json.loads(next((tmp_path / "readings").glob("x-*.json")).read_text())
+    assert kept["params"]["ns"] in ([8, 16], [8, 32])
+
+
+def test_the_environment_recomputes_every_reading(tmp_path, monkeypatch):
+    run = fake_run(tmp_path)
+    reading_cache.reading(run, "x", 1, lambda: {"v": 1.0}, params={"a": 1})
+    monkeypatch.setenv(reading_cache.RECOMPUTE_ENV, "1")
+    with pytest.raises(ValueError, match="differs from the kept"):
+        reading_cache.reading(run, "x", 1, lambda: {"v": 2.0}, params={"a": 1})
+
+
+def test_a_kept_reading_reads_back_in_the_readers_key_order(tmp_path):
+    run = fake_run(tmp_path)
+    value = {"z": 1, "a": {"raw": 1.0, "cosine": 2.0}}
+    first = reading_cache.reading(run, "x", 1, lambda: value)
+    kept = reading_cache.reading(run, "x", 1, dict)
+    assert list(first) == list(kept) == ["z", "a"] and list(kept["a"]) == ["raw", "cosine"]

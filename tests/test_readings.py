@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 
 from lib.config import RunConfig
-from lib.instruments import budget, calibration, head, saturation
+from lib.instruments import head
+from lib.sections.s01_tail_saturation import read as saturation
+from lib.sections.s02_tau_calibration import read as calibration
+from lib.sections.s03_budget_law import read as budget
 from lib.stats import Estimate
 from tests.constructed import SerialPropagator
 
@@ -125,3 +128,18 @@ def test_saturation_results_read_the_settled_population_past_its_fixed_points():
     assert too_few["tail_max_abs_rho_significant"] is None                 # under 3 models: not measured
     none = saturation.saturation_results([_row("x", "settled", 1.0, 0.2, None)], [], corr, [])
     assert none["fixed_point_fraction"] == 0.0 and none["skip1_min"] is None and none["prop1_fraction"] is None
+
+
+def test_a_kept_population_row_reads_back_as_the_row(store_root):
+    import json
+    from lib import store
+    from lib.config import RunConfig
+    run = store.get_or_train(RunConfig(experiment="row_test", task="parity", n_train=4, T_train=2, n_layers=1,
+                                       d_model=16, n_heads=2, batch=16, max_steps=20, warmup=5, eval_count=32))
+    args = dict(ood_factor=2, long_factor=2, conv_factor=2, eval_count=32, probes=2, conv_inputs=16)
+    row = saturation.population_row(run, "settled", **args)
+    for _ in range(2):                                      # computed and kept, then read back from the file
+        kept = saturation.kept_population_row(run, "settled", **args)
+        assert json.dumps(kept, sort_keys=True) == json.dumps(row, sort_keys=True)        # NaN included
+    assert saturation.kept_population_row(run, "fixed", **args)["recipe"] == "fixed"      # another argument, another reading
+    assert len(list((run.path / "readings").glob("tail-population-row-*.json"))) == 2

@@ -15,7 +15,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lib import store, train as train_mod
+from lib import step as step_mod, store, train as train_mod
 from lib.config import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -184,16 +184,16 @@ def test_checkpoint_of_another_model_is_refused(tmp_path):
 
 # --- divergence ---------------------------------------------------------------------------------
 def test_divergence_stops_and_marks_the_run_failed(store_root, monkeypatch):
-    real = train_mod.F.cross_entropy
+    real = step_mod.F.cross_entropy
     calls = {"n": 0}
 
     def poisoned(*a, **kw):
         calls["n"] += 1
         out = real(*a, **kw)
         return out * float("nan") if calls["n"] == 45 else out
-    monkeypatch.setattr(train_mod.F, "cross_entropy", poisoned)
+    monkeypatch.setattr(step_mod.F, "cross_entropy", poisoned)
     cfg = RunConfig(**SMALL)
-    with pytest.raises(train_mod.Diverged) as err:
+    with pytest.raises(step_mod.Diverged) as err:
         store.get_or_train(cfg)
     e = err.value
     assert e.step == 44 and e.last_finite_loss == e.last_finite_loss and e.checkpoint.name == "checkpoint.pt"

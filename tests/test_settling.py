@@ -4,9 +4,10 @@ import math
 import pytest
 import torch
 
-from lib.instruments import fixedpoint, saturation, tail
+from lib.instruments import fixedpoint, tail
+from lib.sections.s01_tail_saturation import read as saturation
 from lib.config import RunConfig, loops_at_length
-from lib.train import loop_loss, loops_for
+from lib.step import loop_loss, loops_for
 from tests.constructed import SerialPropagator
 
 

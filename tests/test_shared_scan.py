@@ -8,6 +8,7 @@ import torch
 
 from lib.config import RunConfig
 from lib.instruments import chunks, extrapolation, head
+from lib.sections.s08_easy_to_hard import read as read08
 from lib.model import LoopedTransformer
 from lib.probes import probe_seed
 from tests.constructed import SerialPropagator
@@ -54,5 +55,5 @@ def test_one_pass_falls_back_to_the_plain_forward_for_other_models(monkeypatch):
                           model=SerialPropagator(5, period=1).eval())
     _same(extrapolation.accuracy_and_confidence_by_length(run, (4, 8), 1.5, 32, 0.9), _apart(run, (4, 8), 1.5, 32, 0.9))
     curves, conf = extrapolation.accuracy_and_confidence_by_length(run, (4, 8), 1.5, 32, 0.9)
-    h = extrapolation.halting_against_confidence(run, curves, 1.0, 0.9, 32, confidence=conf)
-    assert h == extrapolation.halting_against_confidence(run, curves, 1.0, 0.9, 32)
+    h = read08.halting_against_confidence(run, curves, 1.0, 0.9, 32, confidence=conf)
+    assert h == read08.halting_against_confidence(run, curves, 1.0, 0.9, 32)

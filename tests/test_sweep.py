@@ -31,9 +31,9 @@ def make_notebook(path: Path, params: str, body: str) -> Path:
     return path
 
 
-# Records through lib.claims.record, so LOOPS_POINT_DIR (set by the sweep) is what routes it.
-RECORDING = ("from lib import claims\n"
-             "claims.record('tiny', {'value': SEED * SCALE, 'nested': {'x': 1}, 'label': LABEL})")
+# Records through lib.rules.record, so LOOPS_POINT_DIR (set by the sweep) is what routes it.
+RECORDING = ("from lib import rules\n"
+             "rules.record('tiny', {'value': SEED * SCALE, 'nested': {'x': 1}, 'label': LABEL})")
 # Raises in the body cell for seed 1 only.
 RAISING = RECORDING + "\nif SEED == 1:\n    raise ValueError('seed one is bad')"
 
@@ -293,7 +293,7 @@ def test_a_failing_point_reports_its_cell_and_error_and_the_others_go_on(tmp_pat
     status = json.loads((result.folder / failed["point"] / "status.json").read_text())
     # cells: markdown 0, parameters 1, papermill's injected parameters 2, the raising body 3
     assert (status["cell_index"], status["ename"], status["evalue"]) == (3, "ValueError", "seed one is bad")
-    assert status["cell_source"].startswith("from lib import claims")       # an excerpt of the failing cell
+    assert status["cell_source"].startswith("from lib import rules")       # an excerpt of the failing cell
     assert failed["error"].startswith("cell 3") and "ValueError: seed one is bad" in failed["error"]
     assert (result.folder / failed["point"] / "notebook.ipynb").exists()      # the executed notebook, for reading
     assert not (result.folder / failed["point"] / "DONE").exists()

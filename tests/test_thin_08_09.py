@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from lib import claims, profiles
+from lib import claims, profiles, rules
 from lib.config import RunConfig
-from lib.instruments import extrapolation, fixedpoint
+from lib.instruments import extrapolation
+from lib.sections.s08_easy_to_hard import read as read08
+from lib.sections.s09_stability import claims as claims09, figures as figures09, read as read09
 from lib.instruments.fixedpoint import Convergence, InputDependence
 from lib.instruments.head import LoopAccuracy
 from lib.probes import probe_seed
@@ -31,7 +33,7 @@ def test_scan_loops_reproduces_the_committed_scans(profile):
     for c in cfgs:
         for n in e2h.test_ns:
             assert extrapolation.scan_loops(c, n, e2h.loops_factor) == math.ceil(e2h.loops_factor * max(n, c.T_train))
-            assert extrapolation.scan_loops(c, n, fixedpoint.EXTRAPOLATION_FACTOR) == int(1.5 * max(n, c.T_train))
+            assert extrapolation.scan_loops(c, n, read09.EXTRAPOLATION_FACTOR) == int(1.5 * max(n, c.T_train))
     for cs in stab.sudoku.values():            # sudoku: twice the training loops at the board's size
         assert all(extrapolation.scan_loops(c, c.n_train, 2) == 2 * c.T_train for c in cs)
 
@@ -47,9 +49,9 @@ def test_best_loop_is_the_first_best():
 
 
 def test_four_x_length():
-    assert extrapolation.four_x_length((16, 32, 64), 16) == 64
-    assert extrapolation.four_x_length((32, 64, 128, 512), 32) == 128     # the paper profile tests beyond 4x
-    assert extrapolation.four_x_length((4, 8), 4) == 8                    # smoke: only to 2x, the longest
+    assert read08.four_x_length((16, 32, 64), 16) == 64
+    assert read08.four_x_length((32, 64, 128, 512), 32) == 128     # the paper profile tests beyond 4x
+    assert read08.four_x_length((4, 8), 4) == 8                    # smoke: only to 2x, the longest
 
 
 # --- 08 on a serial propagator: position i is right from loop period * i ------------------------------
@@ -67,27 +69,27 @@ def test_accuracy_by_length_reads_a_serial_propagator():
 def test_halting_rule_against_confidence_on_a_serial_propagator():
     run = fake_run(SerialPropagator(5, period=1), task="Z5", n_train=4, T_train=4)
     curves = extrapolation.accuracy_by_length(run, (4, 8), 1.5, count=32)
-    r, v = extrapolation.speed_in_distribution(run, count=32)
+    r, v = read08.speed_in_distribution(run, count=32)
     assert r.solved_fraction == 1.0 and v == pytest.approx(1.0)
-    h = extrapolation.halting_against_confidence(run, curves, v, 0.9, count=32)
+    h = read08.halting_against_confidence(run, curves, v, 0.9, count=32)
     assert list(h) == [8]                                                         # only beyond n_train
     assert h[8]["T_star"] == 8 and h[8]["acc_star"] == 1.0                       # ceil(8 / 1) loops: solved
     # the decoder is confident from the first loop (empty positions read as a confident "empty"):
     # max-confidence stopping stops at once and is wrong
     assert h[8]["conf_stop"] == 1.0 and h[8]["conf_acc"] == 0.0
     # a speed of 0.5 asks for 16 loops at n = 8; the scan has 12: read at the last scanned loop
-    assert extrapolation.halting_against_confidence(run, curves, 0.5, 0.9, 32)[8]["T_star"] == 16
+    assert read08.halting_against_confidence(run, curves, 0.5, 0.9, 32)[8]["T_star"] == 16
     # no speed (too few solved words in distribution): the rule says nothing
-    none = extrapolation.halting_against_confidence(run, curves, float("nan"), 0.9, 32)[8]
+    none = read08.halting_against_confidence(run, curves, float("nan"), 0.9, 32)[8]
     assert none["T_star"] is None and math.isnan(none["acc_star"])
 
 
 def test_speed_in_distribution_is_undefined_without_solved_words():
     slow = fake_run(SerialPropagator(5, period=2), task="Z5", n_train=4, T_train=4)   # needs 8 loops at n = 4
-    r, v = extrapolation.speed_in_distribution(slow, count=32)
+    r, v = read08.speed_in_distribution(slow, count=32)
     assert r.n_solved == 0 and math.isnan(v)
     enough = fake_run(SerialPropagator(5, period=2), task="Z5", n_train=4, T_train=8)
-    assert extrapolation.speed_in_distribution(enough, count=32)[1] == pytest.approx(0.5)
+    assert read08.speed_in_distribution(enough, count=32)[1] == pytest.approx(0.5)
 
 
 def loop_acc(n, seq):
@@ -100,15 +102,15 @@ def test_easy_to_hard_results_on_hand_built_readings():
     halt = lambda a, c: dict(T_star=None if math.isnan(a) else 3, acc_star=a, conf_acc=c, conf_stop=1.0)
     halting = {0: {8: halt(0.4, 0.0), 16: halt(float("nan"), 0.5)},
                1: {8: halt(0.2, 1.0), 16: halt(float("nan"), 0.0)}}
-    r = extrapolation.easy_to_hard_results(curves, halting, (4, 8, 16), 4)
+    r = read08.easy_to_hard_results(curves, halting, (4, 8, 16), 4)
     assert r["e2h_4x_length"] == 16 and r["e2h_4x_best_acc"] == 0.1              # the worst seed's best loop
     assert r["best_acc_by_length"] == {"4": 0.95, "8": 0.45, "16": 0.3}          # means over seeds
     assert r["halting_acc"]["8"] == 0.3 and math.isnan(r["halting_acc"]["16"])   # nan where the rule never applied
     assert r["confidence_acc"] == {"8": 0.5, "16": 0.25}
     assert r["chess_best_acc"] is None
-    assert extrapolation.easy_to_hard_results(curves, halting, (4, 8, 16), 4, [0.5, 0.25])["chess_best_acc"] == 0.375
+    assert read08.easy_to_hard_results(curves, halting, (4, 8, 16), 4, [0.5, 0.25])["chess_best_acc"] == 0.375
     # the ledger's precondition reads the best accuracy at n_train (0.95 >= 0.9: learned)
-    assert claims.verdict(claims.claim("e2h_4x_best_acc"), r["e2h_4x_best_acc"], True, r) == "not reproduced"
+    assert rules.verdict(claims.claim("e2h_4x_best_acc"), r["e2h_4x_best_acc"], True, r) == "not reproduced"
 
 
 # --- 09: the grid's rules -------------------------------------------------------------------------
@@ -117,17 +119,17 @@ KEYS = [(recall, outer, "pre") for recall in ("none", "external", "internal") fo
 
 
 def test_configuration_labels_are_the_names_the_ledger_reads():
-    assert [fixedpoint.configuration_label(k) for k in KEYS] == [
+    assert [read09.configuration_label(k) for k in KEYS] == [
         "no recall, no outer norm", "no recall, outer norm", "external recall, no outer norm",
         "external recall, outer norm", "internal recall, no outer norm", "internal recall, outer norm"]
-    assert fixedpoint.configuration_label(("internal", True, "peri")) == "internal recall, outer norm, peri-norm"
+    assert read09.configuration_label(("internal", True, "peri")) == "internal recall, outer norm, peri-norm"
 
 
 def test_stability_rows_keep_one_summary_per_configuration_and_seed(monkeypatch):
-    monkeypatch.setattr(fixedpoint, "summary", lambda run, test_ns, long_factor, eval_count:
+    monkeypatch.setattr(read09, "kept_summary", lambda run, test_ns, long_factor, eval_count:
                         dict(seed=run.config.seed, read=(tuple(test_ns), long_factor, eval_count)))
     run = lambda seed: SimpleNamespace(config=SimpleNamespace(seed=seed))
-    rows = fixedpoint.stability_rows({KEYS[0]: [run(0), run(1)], KEYS[5]: [run(0)]}, (16, 32), 4, 64)
+    rows = read09.stability_rows({KEYS[0]: [run(0), run(1)], KEYS[5]: [run(0)]}, (16, 32), 4, 64)
     assert list(rows) == [(KEYS[0], 0), (KEYS[0], 1), (KEYS[5], 0)]
     assert rows[(KEYS[5], 0)] == dict(key=KEYS[5], seed=0, read=((16, 32), 4, 64))
 
@@ -142,15 +144,15 @@ def summary_row(key, seed, extrap, reached=1.0, rho=0.5, nearby=0.1, distinct=12
 @pytest.mark.parametrize("reached, rho, nearby, stable", [
     (0.9, 0.99, 2e-3, True), (0.89, 0.99, 2e-3, False), (0.9, 1.0, 2e-3, False), (0.9, 0.99, 1e-3, False)])
 def test_stable_fixed_points_needs_all_three_axes(reached, rho, nearby, stable):
-    assert fixedpoint.stable_fixed_points(summary_row(KEYS[0], 0, {}, reached, rho, nearby)) is stable
+    assert read09.stable_fixed_points(summary_row(KEYS[0], 0, {}, reached, rho, nearby)) is stable
 
 
 def test_comparison_length_is_the_longest_scoring_length_beyond_training():
     ext = {16: {"a": 1.0, "b": 0.9}, 32: {"a": 0.05, "b": 0.0}, 64: {"a": 0.049, "b": 0.01}}
-    assert fixedpoint.comparison_length(ext, 16) == 32                 # 0.05 scores, 0.049 does not
-    assert fixedpoint.comparison_length({**ext, 64: {"a": 0.0, "b": 0.2}}, 16) == 64
-    assert fixedpoint.comparison_length({16: {"a": 1.0}, 32: {"a": 0.0}}, 16) is None   # n_train never counts
-    assert claims.SCORES is fixedpoint.SCORES                          # the ledger's gate uses the same threshold
+    assert read09.comparison_length(ext, 16) == 32                 # 0.05 scores, 0.049 does not
+    assert read09.comparison_length({**ext, 64: {"a": 0.0, "b": 0.2}}, 16) == 64
+    assert read09.comparison_length({16: {"a": 1.0}, 32: {"a": 0.0}}, 16) is None   # n_train never counts
+    assert claims09.SCORES is read09.SCORES                          # the ledger's gate uses the same threshold
 
 
 def grid_rows():
@@ -177,7 +179,7 @@ def sudoku_rows():
 
 
 def test_stability_results_on_a_hand_built_grid():
-    r = fixedpoint.stability_results(grid_rows(), sudoku_rows(), (16, 32, 64), (34, 28, 24))
+    r = read09.stability_results(grid_rows(), sudoku_rows(), (16, 32, 64), (34, 28, 24))
     assert r["compared_at_n"] == 32 and r["longest"] == 64
     assert r["best_configuration"] == "no recall, no outer norm" and r["best_is_recall_outer"] is False
     assert r["internal_minus_external"] == 0.2                               # 0.3 - 0.1
@@ -190,21 +192,21 @@ def test_stability_results_on_a_hand_built_grid():
     assert r["sudoku_board"]["internal, 28 givens"] == 0.4 and r["sudoku_blank_cells"]["external, 34 givens"] == 0.7
     assert r["sudoku_internal_minus_external"] == 0.25                        # mean of (0.4 - 0.1, 0.2 - 0.0)
     # the ledger: both recalls (with outer norm) score at the comparison length, so the claim is measured
-    assert claims.verdict(claims.claim("internal_minus_external"), r["internal_minus_external"], True, r) == "reproduced"
+    assert rules.verdict(claims.claim("internal_minus_external"), r["internal_minus_external"], True, r) == "reproduced"
 
 
 def test_stability_results_rank_the_best_and_leave_a_tie_unmeasured():
     rows = grid_rows()
     rows[(KEYS[0], 0)]["extrap"][32] = 0.0                  # no recall drops to 0.25: internal/outer (0.3) is best
-    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))
+    r = read09.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))
     assert r["best_configuration"] == "internal recall, outer norm" and r["best_is_recall_outer"] is True
     assert r["best_is_recall_outer_cosine"] is False          # a quarter of its inputs pass the cosine diagnostic
     for row in rows.values():                               # nobody scores beyond training: no ranking
         row["extrap"][32] = 0.04
-    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))
+    r = read09.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24))
     assert r["compared_at_n"] is None and r["best_is_recall_outer"] is None and r["internal_minus_external"] is None
     assert r["best_configuration"] is None
-    assert claims.verdict(claims.claim("best_is_recall_outer"), r["best_is_recall_outer"], True, r) == "not measured"
+    assert rules.verdict(claims.claim("best_is_recall_outer"), r["best_is_recall_outer"], True, r) == "not measured"
 
 
 # --- 09: sudoku read per loop ---------------------------------------------------------------------
@@ -226,7 +228,7 @@ class SudokuOracle:
         return torch.stack([early if t + 1 < self.k else late for t in range(T)])
 
 
-def test_sudoku_readings_find_the_loop_an_oracle_solves_at():
+def test_sudoku_readings_find_the_loop_an_oracle_solves_at(tmp_path):
     from lib.tasks import sudoku_set
     givens, count = (34, 24), 8
     solutions = {}
@@ -235,12 +237,16 @@ def test_sudoku_readings_find_the_loop_an_oracle_solves_at():
         solutions.update({tuple(x.tolist()): y for x, y in zip(tokens, labels)})
     run = fake_run(SudokuOracle(solutions, k=2), task="sudoku", n_train=81, curriculum_start=81, causal=False,
                    T_train=3, eval_count=count)
-    rows = fixedpoint.sudoku_readings({"internal": [run]}, givens)
-    assert list(rows) == [("internal", 0, 34), ("internal", 0, 24)]
-    for r in rows.values():
-        assert r["board"].tolist() == [0, 1, 1, 1, 1, 1] and r["cell"].tolist() == [0, 1, 1, 1, 1, 1]   # 2 x T_train
-        assert r["best_board_loop"] == 2 and r["T"] == 3
-    assert fixedpoint.sudoku_best(rows, "internal", 24) == 1.0
+    run.path = tmp_path                                     # the readings are kept beside the run
+    (tmp_path / "DONE").write_text('{"model_sha256": "oracle"}')
+    for _ in range(2):                                      # read, then read back from the kept file
+        rows = read09.sudoku_readings({"internal": [run]}, givens)
+        assert list(rows) == [("internal", 0, 34), ("internal", 0, 24)]
+        for r in rows.values():
+            assert r["board"].tolist() == [0, 1, 1, 1, 1, 1] and r["cell"].tolist() == [0, 1, 1, 1, 1, 1]   # 2 x T_train
+            assert r["best_board_loop"] == 2 and r["T"] == 3
+    assert len(list((tmp_path / "readings").glob("sudoku-boards-*.json"))) == 2    # one per difficulty
+    assert read09.sudoku_best(rows, "internal", 24) == 1.0
 
 
 # --- the figures draw from the readings -------------------------------------------------------------
@@ -248,11 +254,11 @@ def test_sudoku_readings_find_the_loop_an_oracle_solves_at():
 def test_figures_draw_from_hand_built_readings():
     import matplotlib
     matplotlib.use("Agg")
-    from lib import plots
+    from lib.sections.s08_easy_to_hard import figures as figures08
     curves = {0: {4: loop_acc(4, [0, 1.0]), 8: loop_acc(8, [0, 0.6, 0.2])}}
-    assert len(plots.accuracy_per_iteration(curves, {0: 2}).axes) == 1
-    assert len(plots.fixed_point_grid(grid_rows(), fixedpoint.configuration_label).axes) == 2
-    assert len(plots.sudoku_loops(sudoku_rows()).axes) == 2
+    assert len(figures08.accuracy_per_iteration(curves, {0: 2}).axes) == 1
+    assert len(figures09.fixed_point_grid(grid_rows(), read09.configuration_label).axes) == 2
+    assert len(figures09.sudoku_loops(sudoku_rows()).axes) == 2
 
 
 # --- 09: Paper B's knobs one at a time around 08's run (profiles.paper_b_grid) -----------------------
@@ -263,7 +269,7 @@ PICK_LIKE = profiles.Knobs("internal", False, "peri", "linear", "rms")
 def test_the_knob_grid_varies_one_knob_at_a_time_and_every_configuration_builds():
     grid = profiles.paper_b_grid(PICK_LIKE)
     assert len(grid) == 14 and len(set(grid)) == 14 and PICK_LIKE in grid
-    labels = [fixedpoint.configuration_label(k, PICK_LIKE) for k in grid]
+    labels = [read09.configuration_label(k, PICK_LIKE) for k in grid]
     assert len(set(labels)) == 14
     assert {"no recall, outer norm", "external recall, outer norm", "internal recall, outer norm",
             "internal recall (concat), no outer norm", "internal recall, no outer norm, sandwich-norm",
@@ -280,7 +286,7 @@ def test_knobs_of_refuses_a_recall_paper_b_does_not_have_and_the_grid_reads_it_a
     with pytest.raises(ValueError, match="injection: 'adapter'"):
         profiles.knobs_of(RunConfig(injection="adapter"))
     assert profiles.grid_base(RunConfig(injection="adapter")) == profiles.Knobs("external", False)
-    assert tuple(profiles.Knobs("none", False)) == fixedpoint.DEFAULT_KNOBS          # the labels' defaults
+    assert tuple(profiles.Knobs("none", False)) == read09.DEFAULT_KNOBS          # the labels' defaults
 
 
 @pytest.mark.parametrize("base", [profiles.Knobs("external", False), profiles.Knobs("none", True, "post"),
@@ -288,12 +294,12 @@ def test_knobs_of_refuses_a_recall_paper_b_does_not_have_and_the_grid_reads_it_a
 def test_every_grid_holds_the_configurations_claims_1_and_3_read(base):
     grid = profiles.paper_b_grid(base)
     rows = {(k, s): summary_row(k, s, {16: 1.0, 32: 0.1, 64: 0.0}) for k in grid for s in (0, 1)}
-    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24), base)
+    r = read09.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24), base)
     assert r["internal_minus_external"] == 0.0 and len(set(r["claim3_pair"])) == 2
     assert all(name in r["configurations"] for name in r["claim3_pair"])
     assert claims.claim("internal_minus_external").requires(r)         # the ledger finds the pair by its names
     with pytest.raises(ValueError, match="the grid has no configuration"):
-        fixedpoint.stability_results({key: row for key, row in rows.items() if key[0].recall != "internal"},
+        read09.stability_results({key: row for key, row in rows.items() if key[0].recall != "internal"},
                                      sudoku_rows(), (16, 32, 64), (34, 28, 24), base)
 
 
@@ -318,7 +324,7 @@ def test_stability_results_compare_internal_and_external_at_the_base_knobs():
     at32[profiles.Knobs("external", True, "peri", "linear", "rms")] = 0.1             # external linear, outer
     at32[profiles.Knobs("external", True, "peri", "add", "rms")] = 0.9                # another op: not claim 3's
     rows = {(k, s): summary_row(k, s, {16: 1.0, 32: at32[k], 64: 0.0}) for k in grid for s in (0, 1)}
-    r = fixedpoint.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24), PICK_LIKE)
+    r = read09.stability_results(rows, sudoku_rows(), (16, 32, 64), (34, 28, 24), PICK_LIKE)
     assert r["internal_minus_external"] == 0.3 and r["compared_at_n"] == 32
     assert r["best_configuration"] == "external recall (add), outer norm" and r["best_is_recall_outer"] is True
     assert "internal recall, outer norm" in r["configurations"]          # the names the ledger reads

@@ -147,7 +147,8 @@ def test_every_committed_run_keeps_its_hash():
 
 # --- Paper B / deep-thinking training options -----------------------------------------------------
 def test_progressive_batches_draw_their_split_within_T_and_only_then():
-    from lib.train import RunProgress, draw_batch
+    from lib.step import draw_batch
+    from lib.train import RunProgress
     cfg = RunConfig(task="S4", n_train=4, T_train=6, loss_loops="progressive", curriculum_start=4)
     gen = torch.Generator().manual_seed(0)
     run, task = RunProgress(cfg), cfg.task_obj()
@@ -167,7 +168,7 @@ def test_progressive_batches_draw_their_split_within_T_and_only_then():
 
 def test_progressive_step_runs_free_loops_without_gradient_then_k_with_it():
     from lib.model import LoopConfig, LoopedTransformer
-    from lib.train import Batch, progressive_logits
+    from lib.step import Batch, progressive_logits
     torch.manual_seed(0)
     m = LoopedTransformer(LoopConfig(vocab_size=5, n_classes=4, n_layers=1, d_model=16, n_heads=2))
     tokens = torch.randint(0, 5, (3, 6))

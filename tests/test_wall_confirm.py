@@ -1,14 +1,14 @@
-"""The C05-wall readings (`instruments.wall_confirm`) on constructed rows, and the entry's rules applied
+"""The C05-wall readings (`sections.s05_operator_wall.confirm`) on constructed rows, and the entry's rules applied
 to them through `claims.CONFIRMATORY`: each rule's bands reachable, rule 3's "any joint S5 seed learns"."""
 from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 
-from lib import claims
+from lib import claims, rules
 from lib.config import RunConfig
-from lib.instruments.deadlock import operator_entropy_level
-from lib.instruments.wall_confirm import leave_step, wall_confirm_results
+from lib.sections.s05_operator_wall.confirm import leave_step, wall_confirm_results
+from lib.sections.s05_operator_wall.read import operator_entropy_level
 
 LONG = (10, 12, 14, 16)
 BASE = RunConfig(task="S5", n_train=8, T_train=8, max_steps=60000, mode="cpu-eager-fp32")
@@ -36,7 +36,7 @@ def wall(s5_joint=(0.0, 0.0, 0.0), dead=(True, True, True), a5_first=(1.0, 1.0, 
 
 
 def conf(results, key):
-    return claims.confirmatory_verdict(claims.claim(key))[0] if claims.record_confirmatory("C05-wall", results) else None
+    return claims.confirmatory_verdict(claims.claim(key))[0] if rules.record_confirmatory("C05-wall", results) else None
 
 
 def test_every_rule_reads_reproduced_on_the_paper_picture(store_root):
@@ -78,6 +78,6 @@ def test_leave_step_is_the_first_logged_step_below_the_level():
 
 def test_the_ledger_prints_the_readings_the_entry_puts_beside_a_verdict(store_root):
     r = wall(a5_first=(1.0, 1.0, 0.0))
-    claims.record_confirmatory("C05-wall", r)
+    rules.record_confirmatory("C05-wall", r)
     v, value, why = claims.confirmatory_verdict(claims.claim("wall_joint_deadlock_fraction"))
     assert v == "reproduced" and "beside: wall_joint_deadlock_fraction 1" in why and "a5_joint_learned_fraction 0" in why

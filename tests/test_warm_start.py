@@ -72,7 +72,7 @@ def test_annealing_plan_steps_match_the_scratch_budget_and_chain_through_the_sto
 
 
 def test_transfer_criterion_on_constructed_readings():
-    from lib.instruments.portability import transferred
+    from lib.sections.s06_portability.read import transferred
     # contract T8 -> T4 at n=8: demand 1 -> 2
     assert transferred(dict(acc=0.99, v=2.1, demand=2.0), previous_demand=1.0, learned_acc=0.95)
     assert not transferred(dict(acc=0.99, v=1.2, demand=2.0), 1.0, 0.95)       # learned, speed not re-priced
@@ -92,7 +92,7 @@ class _Run:
 
 
 def test_annealing_rows_and_results_on_constructed_readings(monkeypatch):
-    from lib.instruments import portability
+    from lib.sections.s06_portability import read as portability
     # seed 0: T 8 -> 4 -> 2, learned and re-priced at both steps; seed 1 stops transferring at T = 2
     read = {(0, 8): (1.0, 1.0), (0, 4): (1.0, 2.0), (0, 2): (0.95, 3.9), (1, 8): (1.0, 1.0), (1, 4): (1.0, 1.9),
             (1, 2): (0.5, 2.0)}
@@ -119,7 +119,7 @@ def test_annealing_rows_and_results_on_constructed_readings(monkeypatch):
 
 
 def test_a_branch_row_is_read_from_its_parent_and_can_move_the_judged_contract(monkeypatch):
-    from lib.instruments import portability
+    from lib.sections.s06_portability import read as portability
     # seed 0: 8 -> 4 -> 2, and the branch 4 -> 3; seed 1 likewise. From scratch: T = 4 both, T = 3 seed 0
     # only (a lottery), T = 2 neither
     read = {(s, T): (1.0, 8 / T) for s in (0, 1) for T in (8, 4, 3)} | {(0, 2): (0.2, 2.0), (1, 2): (0.1, 2.0)}
@@ -152,7 +152,7 @@ def test_a_branch_row_is_read_from_its_parent_and_can_move_the_judged_contract(m
 
 def test_annealing_is_judged_at_the_hardest_contract_some_run_learns():
     from lib import claims
-    from lib.instruments import portability
+    from lib.sections.s06_portability import read as portability
     def row(seed, T, acc, scratch_acc, transferred):
         return dict(seed=seed, T=T, acc=acc, scratch_acc=scratch_acc, transferred=transferred, steps=10, scratch_steps=20)
     # nobody learns T = 2; at T = 4 both annealed runs transfer and one from-scratch seed of two fails

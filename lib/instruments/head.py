@@ -31,6 +31,13 @@ MIN_SOLVED = 16     # tau and v-hat over fewer solved inputs are noise: callers 
 DECODER_VALID = 0.9  # a decoder sees the model when it reads position 1 after the first loop on this share
 
 
+def decoder_valid(first_loop_position1) -> bool:
+    """A tau or frontier reading counts only if its decoder can see the model: on >= DECODER_VALID of
+    the solved inputs it reads position 1 (a function of the first token alone) right at the first loop
+    or block. None (not measured) fails."""
+    return first_loop_position1 is not None and not math.isnan(first_loop_position1) and first_loop_position1 >= DECODER_VALID
+
+
 @torch.no_grad()
 def loop_predictions(model, tokens: torch.Tensor, T: int, streaming: bool = False) -> torch.Tensor:
     """(T, B, n) decoded outputs after every loop, BOS position dropped."""

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..config import RunConfig
+from ..config import RESERVED_SEEDS, RunConfig
 from ..model import PRESETS
 
 PROFILES = ("quick", "paper", "smoke")
+
+# The pre-registered studies' execution mode (`config.MODES`): CPU, eager, fp32, one thread. A replay of
+# any run in this mode is bit-identical on the same machine (tests/test_preregistration.py replays one);
+# compiled steps are ~1.1x faster here but round differently.
+STUDY_MODE = "cpu-eager-fp32"
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -32,6 +37,13 @@ def check_params(profile: str, seeds=None, device: str = "auto", **lengths) -> N
     for name, v in lengths.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+
+
+def reserved_seeds(first: int, count: int) -> tuple[int, ...]:
+    """A pre-registered study's seeds: `count` seeds from `first`, all reserved (`config.RESERVED_SEEDS`)."""
+    seeds = tuple(range(first, first + count))
+    assert all(s in RESERVED_SEEDS for s in seeds)
+    return seeds
 
 
 def resolve_device(device: str) -> str:

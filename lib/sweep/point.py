@@ -4,7 +4,7 @@ job, or this process for `debug`), recorded in the point's own folder of the sto
     outputs/sweeps/<sweep-name>/<point-id>/
         params.json       the notebook parameters of this point
         notebook.ipynb    the executed notebook (written even when a cell failed)
-        results/*.json    what the notebook measured (lib.claims.record, via LOOPS_POINT_DIR)
+        results/*.json    what the notebook measured (lib.rules.record, via LOOPS_POINT_DIR)
         figures/          what it drew (lib.plots.save)
         status.json       done / failed / cancelled / unfinished, wall seconds, and for a failure
                           the failing cell (index, source excerpt) and the error name and message

@@ -1,0 +1,29 @@
+"""02's claims (Paper A §5): tau reads a serial control as serial and a shortcut as flat, free-trained
+tied models as serial, and damage cones spread at tau's speed. Their confirmatory tests are the
+C03-budget study's (`s03_budget_law.claims.CONFIRMATORY`).
+"""
+from __future__ import annotations
+
+from ...instruments.head import decoder_valid
+from ...rules import Claim
+
+CLAIMS = (
+    Claim("streaming_slope", 5, "A §5", "tau reads the streaming positive control as serial", "slope 1.0 loop/position",
+          "slope in [0.9, 1.1]", "02_tau_calibration", lambda v: 0.9 <= v <= 1.1, lambda v: 0.7 <= v <= 1.3,
+          partly="slope in [0.7, 1.3]"),
+    Claim("shortcut_slope", 5, "A §5", "tau reads a shortcut (constant-depth) control as flat", "flat (slope 0)",
+          "|slope| ≤ 0.1", "02_tau_calibration", lambda v: abs(v) <= 0.1, lambda v: abs(v) <= 0.25,
+          partly="|slope| ≤ 0.25"),
+    Claim("free_linear_fraction_uncapped", 5, "A §5", "Free-trained tied models read tau ∝ n (serial frontier)",
+          "tau ∝ n", "every learned free model fits the linear class, tau read with 4× the schedule's loops",
+          "02_tau_calibration", lambda v: v == 1.0, lambda v: v >= 0.5,
+          "decoder validity: position 1 read at loop 1 on ≥ 0.9 of solved inputs",
+          lambda r: decoder_valid(r["decoder_position1_min"]), partly="at least half of them"),
+    Claim("free_linear_fraction", 5, "A §5", "the same read with the schedule's loops (tau(last) capped by the count)",
+          "tau ∝ n", "every learned free model fits the linear class", "02_tau_calibration",
+          lambda v: v == 1.0, lambda v: v >= 0.5, partly="at least half of them",
+          qualifies="free_linear_fraction_uncapped"),
+    Claim("cone_ratio_median", 5, "A §5", "Damage cones spread at the tau-based speed", "cone slope = v",
+          "median v_cone / v_tau in [0.8, 1.25]", "02_tau_calibration",
+          lambda v: 0.8 <= v <= 1.25, lambda v: 0.5 <= v <= 2.0, partly="median in [0.5, 2]"),
+)

@@ -1,0 +1,42 @@
+"""02 tau calibration: a positive control (streaming: serial computation forced by the input schedule),
+a shortcut control (a task with a constant-depth solution) and the budget law's free-trained runs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ...config import RunConfig
+from ..common import check_params, law_settled, profile_base, streaming_controls
+
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    streaming: tuple[RunConfig, ...]   # positive control: serial computation forced by the input schedule
+    shortcut: tuple[RunConfig, ...]    # shortcut control: a task with a constant-depth solution
+    free: tuple[RunConfig, ...]        # free-trained models (the budget-law runs)
+    test_ns: tuple[int, ...]           # lengths for tau against n; loops max(T_train, ceil(T_train n / n_train))
+    eval_count: int
+    patch_inputs: int                  # clean inputs per damage-cone grid
+    threshold: float                   # damage arrives where >= threshold of inputs flip
+    alpha: float                       # patch strength
+
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Every run this plan trains, parents before children, each once."""
+        return tuple(dict.fromkeys(self.streaming + self.shortcut))
+
+
+def calibration(profile: str, seeds=(0,)) -> CalibrationPlan:
+    check_params(profile, list(seeds))
+    streaming, free = streaming_controls(profile, seeds), law_settled(profile, seeds)
+    base = profile_base(profile)
+    n = base.n_train
+    if profile == "smoke":
+        shortcut = tuple(replace(base, experiment="smoke", task="increment", T_train=4, seed=s) for s in seeds)
+        return CalibrationPlan(streaming, shortcut, free, (2, 3, 4), 64, 4, 0.5, 1.0)
+    # LSB-first increment: y_i = x_i xor (x_1 = ... = x_{i-1} = 1). One attention read ("are all
+    # earlier bits 1?") computes every position at once, so a model that finds it settles every
+    # position in the same loop: tau flat in position and in n.
+    shortcut = tuple(replace(base, experiment="calibration", task="increment", n_train=2 * n, T_train=4, seed=s)
+                     for s in seeds)
+    # tau against n is read inside the training range here (the calibration is in distribution); beyond it: 04
+    test_ns = tuple(range(2, n + 1)) if profile == "quick" else (8, 12, 16, 24, 32, 48, 64)
+    return CalibrationPlan(streaming, shortcut, free, test_ns, 512 if profile == "quick" else 1024, 32, 0.5, 1.0)

@@ -1,0 +1,42 @@
+"""09's claims (Paper B: recall and outer normalisation against reachable, input-dependent, stable fixed
+points and extrapolation; internal against external recall, on prefix sums and on sudoku)."""
+from __future__ import annotations
+
+from ...rules import Claim
+from .read import SCORES      # a configuration "scores" at a length (09's comparison rule)
+
+
+def _both_recalls_score(r: dict) -> bool:
+    n = str(r["compared_at_n"])
+    cfgs = r["configurations"]
+    pair = r.get("claim3_pair", ["internal recall, outer norm", "external recall, outer norm"])   # older results: the names
+    return all(cfgs[name]["extrapolation"][n] >= SCORES for name in pair)
+
+
+CLAIMS = (
+    Claim("best_is_recall_outer", 6, "B", "Recall with outer normalization gives reachable, input-dependent, stable fixed points and "
+    "the best extrapolation",
+          "yes", "the best-extrapolating configuration (at the longest length beyond training where some configuration reaches 0.05) "
+          "has recall and outer norm, with stable fixed points (reached, rho < 1, input-dependent)",
+          "09_fixed_point_stability", lambda v: bool(v), lambda v: False),
+    Claim("no_recall_distinct_fraction", 6, "B", "Without recall, a looped network has countably many fixed points and no strong input dependence",
+          "few, weakly input-dependent fixed points", "distinct final states per input ≤ 0.5 among the no-recall models' inputs",
+          "09_fixed_point_stability", lambda v: v <= 0.5, lambda v: v < 1.0,
+          "the no-recall models reach a fixed point (raw step criterion) on ≥ half their inputs: final states that still move are not "
+          "fixed points to count",
+          lambda r: min(r["configurations"][k]["reached_step"] for k in r["configurations"] if k.startswith("no recall")) >= 0.5,
+          partly="< 1 distinct state per input"),
+    Claim("best_is_recall_outer_cosine", 6, "B", "The same, with fixed points reached by Paper B's own diagnostic (consecutive cosine > 0.99)",
+          "yes", "as the row above, reached counted where consecutive states' cosine stays above 0.99 (a state growing along one "
+          "direction passes it)",
+          "09_fixed_point_stability", lambda v: bool(v), lambda v: False, qualifies="best_is_recall_outer"),
+    Claim("internal_minus_external", 6, "B", "Internal recall with outer normalization is competitive with external recall",
+          "competitive", "internal minus external extrapolation accuracy ≥ −0.1 (same length as the claim above)", "09_fixed_point_stability",
+          lambda v: v >= -0.1, lambda v: v >= -0.3,
+          "both recalls (with outer norm) score (≥ 0.05) at the comparison length", _both_recalls_score, partly="≥ −0.3"),
+    Claim("sudoku_internal_minus_external", 6, "B", "Internal recall is substantially better on sudoku",
+          "substantially better", "internal minus external whole-board accuracy on the harder (fewer-given) test sets, "
+          "best loop, mean over sets ≥ 0.1", "09_fixed_point_stability", lambda v: v >= 0.1, lambda v: v > 0,
+          "some configuration solves whole boards (else both read 0: a tie)",
+          lambda r: max(r["sudoku_board"].values()) > 0, partly="difference > 0 (best loop: an upper bound)"),
+)
