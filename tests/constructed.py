@@ -81,3 +81,11 @@ class TwoFixedPoints(LoopedTransformer):
 
     def step(self, h, e, loop=0):
         return torch.tanh(3.0 * h)
+
+
+def fake_run(model, **cfg):
+    """A stored run's three parts, built by hand: a Z5 config (prefix sums mod 5), a model, metrics."""
+    from types import SimpleNamespace
+
+    from lib.config import RunConfig
+    return SimpleNamespace(config=RunConfig(task="Z5", **cfg), model=model, metrics={"n_params": 100})
