@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lib import claims, plots, rules, tasks
+from lib import claims, plots, profiles, rules, tasks
 from lib.config import RunConfig
 from lib.instruments import contract, head
 from lib.sections.s04_architecture_prior import figures as figures04, read as architecture
@@ -489,3 +489,26 @@ def test_c04_figure_and_the_notebooks_entry_point(store_root, capsys):
     assert c04.show("smoke") is None and "not read under profile smoke" in capsys.readouterr().out
     study = c04.show("quick")                                          # an empty store: the table, no figure
     assert study.readings is None and "nothing to draw" in capsys.readouterr().out
+
+
+def _picked(search, pick) -> tuple[str, dict] | None:
+    """The search's logged pick checked against the profile's constant `pick`: None or (name, changes)."""
+    import json
+    rows = [json.loads(x) for x in search.LOG.read_text().splitlines()] if search.LOG.exists() else []
+    logged = search.decide(rows)["pick"]
+    if pick is None:
+        assert logged is None
+        return None
+    assert logged == pick[0] and pick[1] == search.RECIPES[pick[0]]
+    return pick
+
+
+def test_04s_quick_untied_control_is_the_untied_search_pick_by_its_log():
+    """04's untied control (and its A5 run) trains what searches/untied_search.py's logged rule picked, and
+    the search's runs are 04's own."""
+    from searches import untied_search as search
+    from lib.config import run_id
+    if (pick := _picked(search, profiles.UNTIED_PICK)) is not None:
+        plan = profiles.architecture_prior("quick", search.SEEDS)
+        assert [run_id(c) for c in plan.untied] == [run_id(search.config(pick[0], s)) for s in search.SEEDS]
+        assert all(getattr(c, k) == v for c in plan.untied_a5 for k, v in pick[1].items())

@@ -7,10 +7,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lib import profiles, store
+from lib import claims, profiles, rules, store
+from lib.config import RunConfig
 from lib.instruments import head
 from lib.sections.s07_seed_contests import read as contest
-from lib.config import RunConfig
+
+R, P, N = "reproduced", "partly", "not reproduced"
 
 
 def test_perfect_and_reversed_predictors():
@@ -185,3 +187,31 @@ def test_smallest_p_is_the_exact_permutation_bound_by_brute_force():
     assert contest.describe_split("c", [0.0, 0.6, 0.2, 0.5], 0.5) == (
         "c: 2/4 seeds generalize (OOD acc >= 0.5); OOD accuracy range 0.000..0.600; the smallest p-value any "
         "metric can reach with this split: 0.333")
+
+
+def test_the_contest_claim_needs_three_group_word_problem_contests():
+    c = claims.claim("primary_significant_contests")
+    tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
+    powered = {"a": 0.001, "b": 0.001, "c": 0.001}
+    groups = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "A5"}, smallest_p=powered)
+    assert rules.verdict(c, 3, True, groups) == R
+    one_of_16 = {**groups, "smallest_p": {**powered, "b": 0.125}}          # a contest with 1 positive of 16
+    assert rules.verdict(c, 0, True, one_of_16) == "not measured"
+    pilot = dict(primary_auroc=tested, tasks={"a": "parity", "b": "parity", "c": "parity"})
+    assert rules.verdict(c, 0, True, pilot) == "not measured"          # a parity pilot is not the paper's contest
+    two = dict(primary_auroc=dict(list(tested.items())[:2]), tasks={"a": "S4", "b": "S4"})
+    assert rules.verdict(c, 2, True, two) == "not measured"
+
+
+def test_the_tail_contest_claim_needs_a_tail_reading_in_every_contest():
+    c = claims.claim("tail_excess_over_chance")
+    tested = {"a": [0.9, 0.8, 1.0], "b": [0.9, 0.8, 1.0], "c": [0.9, 0.8, 1.0]}
+    every = dict(primary_auroc=tested, tasks={"a": "S4", "b": "S4", "c": "S4"},
+                 tail_defined_by_contest={"a": 5, "b": 2, "c": 1}, smallest_p={"a": 0.001, "b": 0.001, "c": 0.001})
+    assert rules.verdict(c, 0, True, every) == R
+    assert rules.verdict(c, 0, True, {**every, "smallest_p": {"a": 0.001, "b": 0.125, "c": 0.001}}) == "not measured"
+    one_without = {**every, "tail_defined_by_contest": {"a": 5, "b": 0, "c": 1}}   # a contest with no fixed point read
+    assert rules.verdict(c, 0, True, one_without) == "not measured"
+    assert rules.verdict(c, 0, True, {**every, "tail_defined_by_contest": {}}) == "not measured"
+    untested = {**every, "primary_auroc": {**tested, "c": None}}                  # seeds on one side in contest c
+    assert rules.verdict(c, 0, True, untested) == "not measured"

@@ -12,6 +12,10 @@ from lib.profiles import CURRICULA, operator_wall
 from lib.sections.s05_operator_wall import claims as claims05, figures as figures05, read as wall_reader
 from lib.train import RunProgress, plateaued
 from tests.constructed import SerialPropagator, fake_run
+import matplotlib
+from lib import plots
+
+matplotlib.use("Agg")
 
 
 def test_operator_first_stages_and_promotion():
@@ -133,7 +137,6 @@ def test_streaming_pairs_give_each_schedule_its_own_loops():
 
 
 def test_figures_draw_from_the_readers_rows():
-    import matplotlib
     matplotlib.use("Agg")
     wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
     assert len(figures05.wall_loss(wall).axes) == 1 and len(figures05.wall_accuracy(wall, (8,)).axes) == 2
@@ -239,3 +242,19 @@ def test_fair_wall_results_judge_nc1_against_the_solvable_group_and_streaming_pe
     for c in claims05.FAIR_WALL_CLAIMS:                            # the pre-registered bars read these numbers
         assert c.key in r and c.notebook == "05_operator_wall"
     assert claims05.FAIR_WALL_CLAIMS[0].holds(-0.05) and not claims05.FAIR_WALL_CLAIMS[0].holds(r["nc1_minus_solvable_ood"])
+
+
+def _texts(fig) -> list[str]:
+    return [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+
+
+def test_the_streaming_note_counts_lines_near_zero_and_states_the_tolerance():
+    pairs = {("S4", "joint", s): {"free": {8: 1.0, 16: 0.4}, "streaming": {8: 0.01 * s, 16: 0.0}} for s in (0, 1, 2)}
+    texts = _texts(figures05.streaming_pairs(pairs))
+    note = next(t for t in texts if "(streaming)" in t)
+    assert "at or near 0 (within 0.02)" in note and "all 3 runs" in note     # 0.01 and 0.02 hide as 0 does
+    assert not any("(free)" in t for t in texts)
+    pairs[("S4", "joint", 2)]["streaming"][8] = 0.05                          # visible above the axis: not named
+    note = next(t for t in _texts(figures05.streaming_pairs(pairs)) if "(streaming)" in t)
+    assert "seed 0" in note and "seed 1" in note and "seed 2" not in note
+    assert plots.near_zero([0.0, -0.02, 0.02]) and not plots.near_zero([0.0, 0.021])

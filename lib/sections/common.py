@@ -167,7 +167,7 @@ E2H_SEEDS = {"smoke": (0,), "quick": (0, 1), "paper": (0,)}   # the paper profil
 PREFIX_SUMS_SEARCH_BASE = RunConfig(experiment="easy_to_hard", task="prefix_sums", n_train=16, T_train=16, n_layers=1,
                                     d_model=32, n_heads=2, batch=128, max_steps=8000, polish_steps=200)
 # 08's quick recipe: the search's pick by its logged rule, (name, changes to the base) as
-# searches/prefix_sums_search.py's RECIPES has it (tests/test_thin_08_09.py holds it against the log's
+# searches/prefix_sums_search.py's RECIPES has it (tests/test_easy_to_hard.py holds it against the log's
 # decision); None while the search has not decided: 08 trains the base
 PREFIX_SUMS_PICK: tuple[str, dict] | None = ("settled_local", {"schedule": "proportional", "T_jitter": 2.0,
                                                                  "outer_norm": True, "loss_loops": "tail",

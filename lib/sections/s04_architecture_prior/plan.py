@@ -57,7 +57,7 @@ def matched_untied(cfg: RunConfig) -> RunConfig:
 
 
 # The quick untied control's recipe: searches/untied_search.py's pick by its logged rule, (name, changes)
-# as its RECIPES has it (tests/test_thin_08_09.py holds it against the log); None while no candidate learns.
+# as its RECIPES has it (tests/test_architecture.py holds it against the log); None while no candidate learns.
 UNTIED_PICK: tuple[str, dict] | None = (
     "depth_init_lr3e-4_60k", {"residual_init": "depth", "lr": 3e-4, "warmup": 1000, "max_steps": 60000})
 

@@ -98,7 +98,7 @@ def sudoku_base(profile: str) -> RunConfig:
 
 
 # 09's quick sudoku recipe: the pilot's pick by its logged rule, (name, changes) as searches/sudoku_pilot.py's
-# RECIPES has it (tests/test_thin_08_09.py holds it against the log); None while the pilot has not decided
+# RECIPES has it (tests/test_stability.py holds it against the log); None while the pilot has not decided
 SUDOKU_PICK: tuple[str, dict] | None = ("grid34", {"pos": "grid", "max_steps": 4000})
 
 
