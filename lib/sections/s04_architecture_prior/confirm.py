@@ -1,4 +1,4 @@
-"""The reader of C04-architecture (paper/PREREGISTRATION.md; issue 40): the architecture prior read by a
+"""The reader of C04-architecture (paper/PREREGISTRATION.md): the architecture prior read by a
 decoder for every block, on the confirm runs (`plan.study_families()`, seeds 110-112).
 
 Per run (`read_seed`):

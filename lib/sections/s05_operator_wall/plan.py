@@ -65,7 +65,7 @@ def fair_wall_groups(profile: str) -> dict:
 
 
 def fair_wall(profile: str, seeds=None) -> OperatorWallPlan:
-    """The operator wall at equal step budgets (issue 21, item 3).
+    """The operator wall at equal step budgets.
     The wall's recipe (`wall_base`: fixed T = n_train; quick 20,000 steps, paper `FAIR_STEPS`), seeds `WALL_SEEDS`
     (0-2), for S5 (the wall), A5 (NC1-complete, order 60) and S4 (solvable: what A5 is judged against,
     under the same recipe and budget), each joint and operator-first, and every run offered the same

@@ -104,15 +104,11 @@ def learned_fraction(rows: dict, group: str, curriculum: str, learned_acc: float
     return round(float(np.mean([r["seq_acc"] >= learned_acc for r in rs])), 3) if rs else None
 
 
-# --- the wall at equal step budgets (`plan.fair_wall`; issue 21, item 3) ------------------------
-# Written on 2026-12-02, before any of that plan's new runs trained: the rules 05 is judged by (they
-# replaced the old wall's, whose joint runs stopped at a plateau). Every curriculum is offered the same
-# steps, so "learned" compares like with like.
-# A5 is compared with S4 where S4 carries: at a length where S4's mean whole-word accuracy is at least
-# this, so that a 0.1 bar on the difference can fail (where S4 scores near 0 any A5 would pass it).
-# Raised from 0.05 the same day on review, before any new run of the plan trained. Known when written: the
-# reused operator-first A5 seeds 0-1 (the old wall's 'A5 generalizes' row read 0.0) and the budget-law
-# S4 run at the same recipe with 12,000 steps (0.805 at n = 12, 0.0 at n = 16, notebook 04).
+# --- the wall at equal step budgets (`plan.fair_wall`) --------------------------------------------
+# The rules 05 is judged by. Every curriculum is offered the same steps, so "learned" compares like with
+# like. A5 is compared with S4 where S4 carries: at a length where S4's mean whole-word accuracy is at
+# least this, so that a 0.1 bar on the difference can fail (where S4 scores near 0 any A5 would pass it).
+# When the rules were fixed, the bar's one revision and what was known then: paper/DECISIONS.md.
 SOLVABLE_CARRIES = 0.5
 
 

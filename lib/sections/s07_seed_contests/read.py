@@ -28,11 +28,10 @@ from ...probes import probe_seed, probe_set
 
 HEAD_METRICS = ("v_tau", "v_frontier", "completion", "tau_slope", "linear_r2", "price_gap")
 TAIL_METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
-# The primary head metric, chosen on 2026-12-01 before any contest on group word problems was trained:
-# v-hat from tau at n_train, the paper's head reading (the speed its halting rule uses), read over every
-# position of the training length. The other candidate, the linear fit's R^2 of tau against n, is read
-# at n_train/2..n_train only (five lengths in the quick profile), so a seed's fit quality rests on few
-# points. The speeds of the pilot runs (the recipe search's seeds 0-2) were seen before this choice.
+# The primary head metric: v-hat from tau at n_train, the paper's head reading (the speed its halting rule
+# uses), read over every position of the training length. The other candidate, the linear fit's R^2 of tau
+# against n, is read at n_train/2..n_train only (five lengths in the quick profile), so a seed's fit
+# quality rests on few points. When it was chosen and what was known then: paper/DECISIONS.md.
 PRIMARY = "v_tau"
 
 
