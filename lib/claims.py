@@ -29,28 +29,12 @@ from .sections.s09_stability import claims as s09
 # Every claim, in the ledger's order (the order of the report's rows)
 CLAIMS = (s03.CLAIMS + s02.CLAIMS + s01.CLAIMS + s04.CLAIMS + s05.CLAIMS + s06.CLAIMS + s07.CLAIMS + s08.CLAIMS
           + s09.CLAIMS)
-# Every pre-registered test, by the key of the claim it tests
-CONFIRMATORY = {**s05.CONFIRMATORY, **s04.CONFIRMATORY, **s03.CONFIRMATORY}
-# Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The ledger
-# prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.
-RULE_CHANGES = (
-    ("skip1_min_premise", "reproduced", "2026-12-04", "read at the operating point T_train with Proposition 1's premise "
-     "(was: past tau*, where it saturates by construction; that reading is now the check of Proposition 1)"),
-    ("jac_align_min_premise", "reproduced", "2026-12-04", "as above"),
-    ("at_T_train_significant", "reproduced", "2026-12-04", "read at T_train with the premise, and powered (every "
-     "metric varies, ≥ 10 models); past tau* four of five metrics were constant: a null that could not fail"),
-    ("budget_exponent_uncapped", "reproduced", "2026-12-04", "decoder validity (R37-gates): the readout reads "
-     "position 1 at loop 1 on 0.71 of the solved inputs of the worst learned run; and the exponent is read "
-     "uncapped (R37-uncapped), the capped reading now a qualifier in the row"),
-    ("speed_at_T_eq_n_uncapped", "partly", "2026-12-04", "decoder validity and the uncapped reading, as above"),
-    ("free_linear_fraction_uncapped", "reproduced", "2026-12-04", "decoder validity, as above; read uncapped "
-     "(R37-uncapped): with the schedule's loops tau(last) cannot exceed the loop count"),
-    ("untied_log_fraction", "not reproduced", "2026-12-04", "decoder validity: the final readout reads untied "
-     "blocks 1-7 at chance, position 1 included"),
-    ("primary_significant_contests", "not reproduced", "2026-12-04", "power: a contest counts only where a "
-     "perfect ranking reaches p < 0.05"),
-    ("tail_excess_over_chance", "reproduced", "2026-12-04", "power, as above"),
-)
+_BY_NUMBER = (s01, s02, s03, s04, s05, s06, s07, s08, s09)
+# Every pre-registered test, by the key of the claim it tests (a section without a study defines none)
+CONFIRMATORY = {key: test for s in _BY_NUMBER for key, test in getattr(s, "CONFIRMATORY", {}).items()}
+# Where a rule changed after a verdict was printed, each section's (claim key, old verdict, date, what
+# changed), in section order; the report prints each beside the claim's verdict now.
+RULE_CHANGES = tuple(change for s in _BY_NUMBER for change in getattr(s, "RULE_CHANGES", ()))
 
 
 def claim(key: str) -> Claim:

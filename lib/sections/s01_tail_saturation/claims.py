@@ -60,3 +60,13 @@ CLAIMS = (
           lambda r: _fixed_point_reached(r) and correlation_powered(r["tail_rho"], r["correlated_models"]),
           partly="one metric", qualifies="prop1_fraction"),
 )
+
+# Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The
+# ledger prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.
+RULE_CHANGES = (
+    ("skip1_min_premise", "reproduced", "2026-12-04", "read at the operating point T_train with Proposition 1's premise "
+     "(was: past tau*, where it saturates by construction; that reading is now the check of Proposition 1)"),
+    ("jac_align_min_premise", "reproduced", "2026-12-04", "as above"),
+    ("at_T_train_significant", "reproduced", "2026-12-04", "read at T_train with the premise, and powered (every "
+     "metric varies, ≥ 10 models); past tau* four of five metrics were constant: a null that could not fail"),
+)

@@ -27,3 +27,10 @@ CLAIMS = (
           "median v_cone / v_tau in [0.8, 1.25]", "02_tau_calibration",
           lambda v: 0.8 <= v <= 1.25, lambda v: 0.5 <= v <= 2.0, partly="median in [0.5, 2]"),
 )
+
+# Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The
+# ledger prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.
+RULE_CHANGES = (
+    ("free_linear_fraction_uncapped", "reproduced", "2026-12-04", "decoder validity (R37-gates: the readout must read "
+     "position 1 at loop 1); read uncapped (R37-uncapped): with the schedule's loops tau(last) cannot exceed the loop count"),
+)

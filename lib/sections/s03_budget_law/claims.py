@@ -114,3 +114,12 @@ CONFIRMATORY = {
                                           lambda v: 0.5 <= v <= 2.0, "≥ 3 demands with cones",
                                           lambda r: r["demands_with_cones"] >= 3),
 }
+
+# Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The
+# ledger prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.
+RULE_CHANGES = (
+    ("budget_exponent_uncapped", "reproduced", "2026-12-04", "decoder validity (R37-gates): the readout reads "
+     "position 1 at loop 1 on 0.71 of the solved inputs of the worst learned run; and the exponent is read "
+     "uncapped (R37-uncapped), the capped reading now a qualifier in the row"),
+    ("speed_at_T_eq_n_uncapped", "partly", "2026-12-04", "decoder validity and the uncapped reading, as above"),
+)

@@ -63,3 +63,10 @@ CONFIRMATORY = {
                                           lambda v: v <= 0.5, "≥ 2 of 3 untied S4 seeds learn",
                                           lambda r: r["untied_s4_learned"] >= 2),
 }
+
+# Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The
+# ledger prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.
+RULE_CHANGES = (
+    ("untied_log_fraction", "not reproduced", "2026-12-04", "decoder validity: the final readout reads untied "
+     "blocks 1-7 at chance, position 1 included"),
+)

@@ -41,3 +41,11 @@ CLAIMS = (
           "each with a tail AUROC defined (seeds past a fixed point on both sides of the threshold)",
           lambda r: _every_contest_tail_defined(r) and _contests_powered(r), partly="one more than chance"),
 )
+
+# Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The
+# ledger prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.
+RULE_CHANGES = (
+    ("primary_significant_contests", "not reproduced", "2026-12-04", "power: a contest counts only where a "
+     "perfect ranking reaches p < 0.05"),
+    ("tail_excess_over_chance", "reproduced", "2026-12-04", "power, as above"),
+)
