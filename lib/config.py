@@ -144,7 +144,7 @@ class RunConfig:
     first_acc: float = 0.98
     lengths: str = "max"
     # warm start: "experiment/hash" of a finished run whose weights initialise this one (fresh
-    # optimiser and schedule; see store.warm_start); "" = from scratch
+    # optimiser and schedule; see `warm_start` below); "" = from scratch
     init_from: str = ""
     # evaluation and bookkeeping
     eval_count: int = 512

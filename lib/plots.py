@@ -1,6 +1,6 @@
 """What the figures share: `save` (outputs/figures/<name>.png and .svg, the stable names the claims
 ledger links to), the conventions' styles and legend helpers, and the figures several sections draw
-(tau curves, accuracy per loop, the accuracy map, the quickstart's frontier view). A section's own
+(tau curves, the accuracy map, the quickstart's frontier view). A section's own
 figures are in its room (`lib/sections/sNN_*/figures.py`) and build on these.
 
 Conventions a reader can rely on in every figure: axes say what they measure in words, with units;
@@ -160,27 +160,6 @@ def tau_curves(curves: dict, ax=None, title="tau(n, i) per contract"):
     ax.set_title(title)
     group_legend(ax, grouped, groups, members, style, speeds, " positions/loop",
                   extra=[legend_key("loop budget T (dotted, in the run's colour)", color="gray", ls=":")])
-    return ax
-
-
-def accuracy_vs_loops(curves: dict, ax=None, marks: dict | None = None, dashed: dict | None = None,
-                      ylabel="accuracy", title="accuracy against test-time loops", legend=True):
-    """curves: label -> accuracy per loop (1D); dashed: label -> a second curve drawn dashed in the
-    same colour; marks: label -> loop to mark (e.g. the halting rule's T*)."""
-    ax = ax or plt.gca()
-    for label, acc in curves.items():
-        line, = ax.plot(np.arange(1, len(acc) + 1), acc, label=label)
-        if dashed and label in dashed:
-            ax.plot(np.arange(1, len(dashed[label]) + 1), dashed[label], ls="--", lw=0.8, color=line.get_color())
-        if marks and label in marks:
-            ax.axvline(marks[label], color=line.get_color(), ls=":", lw=0.8)
-    ax.set_xlabel("test-time loops")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(-0.02, 1.02)
-    integer_ticks(ax, x=True)
-    ax.set_title(title)
-    if legend:
-        ax.legend(fontsize=7)
     return ax
 
 

@@ -1,8 +1,9 @@
 """Profiles: the numbers each section notebook runs with, by name, and the registry of sections.
 
 Every plan and table lives in its section's plan module (`lib/sections/sNN_*/plan.py`; what the sections
-share in `lib/sections/common.py`); this module gives each its public name here (`profiles.budget_law(profile)`,
-`profiles.SETTLED`, ...), so notebooks, the command line and the confirmatory studies read one place.
+share in `lib/sections/common.py`); this module gives each section's plan, and the tables notebooks, the
+command line and the searches read, a public name here (`profiles.budget_law(profile)`, `profiles.SETTLED`,
+...), so they read one place.
 `SECTIONS` is the registry the store's command line fills sections from (python -m lib.cli train <section>).
 """
 from __future__ import annotations

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from .paths import artifacts_dir, atomic_write_text
+from .stats import smallest_p
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,8 @@ MIN_CORRELATION_N = 10  # models a correlation needs before its null can fail (|
 
 def contest_powered(seeds: int, generalize: int, alpha: float = ALPHA) -> bool:
     """A contest can reject 'the metric does not predict' only if a perfect ranking reaches p < alpha:
-    the exact two-sided smallest p, 2 / C(seeds, generalize), must be below it (1 of 16: 0.125, no)."""
-    if not 0 <= generalize <= seeds:
-        raise ValueError(f"generalize: between 0 and seeds={seeds}, got {generalize}")
-    return min(1.0, 2 / math.comb(seeds, generalize)) < alpha
+    the exact two-sided smallest p (`stats.smallest_p`) must be below it (1 of 16: 0.125, no)."""
+    return smallest_p(seeds, generalize) < alpha
 
 
 def correlation_powered(rho_by_metric: dict, n: int, min_n: int = MIN_CORRELATION_N) -> bool:

@@ -3,6 +3,7 @@
 - Spearman rank correlation with a bootstrap percentile interval (resampling models with replacement).
 - AUROC of a score for a binary outcome, computed as U / (n1 * n0) from the Mann-Whitney U test,
   with a bootstrap interval.
+- The smallest p-value a contest's split allows (exact permutation bound): a contest's power.
 
 The bootstrap statistics are vectorised over resamples (scipy's `vectorized=True`): the same
 resamples and the same statistics as one call per resample, without 2,000 scipy calls per interval.
@@ -12,6 +13,7 @@ computes it), ranks by scipy.stats.rankdata with ties averaged, as both tests ra
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,3 +95,13 @@ def proportion(k: int, n: int, level: float = 0.95) -> Estimate:
         raise ValueError(f"k: a count in [0, n={n}], got {k!r}")
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     return Estimate(k / n, float(ci.low), float(ci.high), int(n))
+
+
+def smallest_p(seeds: int, generalize: int) -> float:
+    """The smallest two-sided p-value any metric's AUROC can reach in a contest where `generalize` of
+    `seeds` seeds generalize: a perfect ranking, against every way of choosing which seeds generalize
+    (exact permutation test: 2 / C(seeds, generalize), at most 1). At 0.05 or more no metric can predict
+    significantly in that contest, whatever it measures: the split, not the metric, decides."""
+    if not 0 <= generalize <= seeds:
+        raise ValueError(f"generalize: between 0 and seeds={seeds}, got {generalize}")
+    return min(1.0, 2 / math.comb(seeds, generalize))

@@ -174,7 +174,7 @@ def plateaued(log: list[dict], window: int, promotions: list[int], min_gain: flo
     `min_gain` (relative) below its best value in the steps before the window since that last
     promotion (losses at an earlier, shorter length are not comparable). Used to stop deadlocked runs
     (the operator wall, Paper A §6.3) early; the verdict on a deadlock is read from accuracies
-    afterwards (`sections.s05_operator_wall.read`)."""
+    afterwards, by the operator wall's reader."""
     if not log:
         return False
     step = log[-1]["step"]

@@ -54,7 +54,7 @@ PROGRESS = False
 import matplotlib.pyplot as plt
 
 from lib import claims, plots, profiles, store
-from lib.sections.s05_operator_wall import figures, read as deadlock
+from lib.sections.s05_operator_wall import figures, read
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -68,12 +68,12 @@ for (group, curriculum), runs in wall.items():
 
 # %% [markdown]
 # ## 1–3. The wall: per run, what it learned and whether it deadlocked
-# Per run (`deadlock.wall_rows`): whole-word and per-position accuracy at the contract, the deadlock
+# Per run (`read.wall_rows`): whole-word and per-position accuracy at the contract, the deadlock
 # reading, and whole-word accuracy at the longer lengths with the loops the run gets there
 # (`cfg.loops_at(n)`: `ceil(T_train · n / n_train)` beyond the training length).
 
 # %%
-rows = deadlock.wall_rows(wall, plan.long_ns, plan.eval_count)
+rows = read.wall_rows(wall, plan.long_ns, plan.eval_count)
 print(f"{'group':5s} {'curriculum':14s} {'seed':>4s} {'steps':>6s} {'length':>6s} {'plateau':>7s} {'loss':>6s} "
       f"{'entropy':>7s} {'acc@i>=2':>8s} {'deadlock':>8s} {'seq acc':>7s} " + " ".join(f"{'n=' + str(n):>6s}" for n in plan.long_ns))
 for (group, curriculum, seed), r in rows.items():
@@ -106,7 +106,7 @@ plt.show()
 # %%
 free = [store.get_or_train(cfg, **opts) for cfg in plan.free]
 streaming = [store.get_or_train(cfg, **opts) for cfg in plan.streaming]
-pairs = deadlock.seed_pairs(free, streaming, plan.long_ns, plan.eval_count)
+pairs = read.seed_pairs(free, streaming, plan.long_ns, plan.eval_count)
 for (task, curriculum, seed), out in pairs.items():
     print(f"{task} {curriculum} seed {seed}: " + "; ".join(f"{kind} " + ", ".join(f"n={n}: {a:.3f}" for n, a in accs.items())
                                                      for kind, accs in out.items()))
@@ -120,11 +120,11 @@ plt.show()
 # against the solvable group under the same recipe and budget: operator-first A5 minus S4 whole-word
 # accuracy (means over seeds) at the longest length beyond training where S4 carries (mean ≥ 0.5);
 # the old absolute row (A5 ≥ 0.9 at 2 n_train) stays beside it. The streaming gap is the mean over the
-# seeds whose free run learned. The rules: `deadlock.fair_wall_results`.
+# seeds whose free run learned. The rules: `read.fair_wall_results`.
 
 # %%
 groups = profiles.fair_wall_groups(PROFILE)
-results = deadlock.fair_wall_results(rows, pairs, plan.long_ns, plan.learned_acc, **groups)
+results = read.fair_wall_results(rows, pairs, plan.long_ns, plan.learned_acc, **groups)
 claims.print_verdicts("05_operator_wall", results, PROFILE)
 print(f"NC1 against solvable at n = {results['nc1_compared_at_n']}: operator-first mean whole-word by length "
       f"{results['ood_by_group']}, in distribution {results['in_distribution_by_group']}")

@@ -112,9 +112,9 @@ for name, rows in table.items():
 # ## Metric × contest: Spearman and AUROC with 95 % bootstrap intervals
 # A contest can only test a metric when enough seeds fall on each side: with k of n seeds
 # generalizing, even a perfect ranking has an exact permutation p-value of 2 / C(n, k)
-# (`contest.smallest_p`, printed per contest); at 0.05 or more (one seed of 16) no metric can predict
+# (`stats.smallest_p`, printed per contest); at 0.05 or more (one seed of 16) no metric can predict
 # significantly there, and a bootstrap interval cannot exclude 0.5 either. The ledger therefore reads
-# both contest claims only where every contest is powered (`claims.contest_powered`: smallest p < 0.05);
+# both contest claims only where every contest is powered (`rules.contest_powered`: smallest p < 0.05);
 # here T = 6 and T = 8 have one generalizing seed of 16 (smallest p 0.125), so both claims read *not
 # measured*: the absence of a significant head and of a significant tail metric are the same absence of
 # power, not evidence either way.

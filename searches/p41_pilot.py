@@ -40,7 +40,7 @@ trained):
   0.9; a median of exactly 0.1 or 0.9 is inside). This covers all below, all above, and a jump across.
 - "nearer 1/2": |fraction - 1/2|; [1/4, 3/4] is closed.
 Seeds and names: contest runs are `contest_config(contract, seed)` stored under experiment
-`pilot_p41_contest`; annealing runs are `profiles.law_fixed`'s fixed-T recipe (`QUICK_BASE` at T, loss at
+`pilot_p41_contest`; annealing runs are `sections.common.law_fixed`'s fixed-T recipe (`QUICK_BASE` at T, loss at
 the last loop) under `pilot_p41_annealing`. No execution mode (pilots are exploratory); no reserved seed.
 Logs: searches/results/pilot_p41_contest.jsonl and pilot_p41_annealing.jsonl (one row per run, then one
 pick row), written by searches/search_log.py's `append_row`.

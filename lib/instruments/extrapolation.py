@@ -7,8 +7,8 @@ must not be blamed for its last loop. How many loops to scan follows the one rul
 with length (`RunConfig.loops_at`), times a margin.
 
 The one-pass scan also reads the max-confidence baseline (each input stopped at the first loop where
-every position is confident) that 08 holds the halting rule T* = ceil(n / v-hat) against
-(`sections.s08_easy_to_hard.read`).
+every position is confident), the baseline a halting rule such as T* = ceil(n / v-hat) is held
+against.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def accuracy_and_confidence_by_length(run, test_ns, loops_factor: float, count: 
     same scan at every n beyond n_train) from one pass per length: both readers run the same words
     (the `extrapolation` probe set) through the same loops, so the loops run once and both read their
     logits (`_all_loop_logits`); the numbers are exactly the two readers'. Pass the second to
-    `halting_against_confidence(..., confidence=)`. A streaming run reads them apart (its accuracy is
+    the halting reader (its `confidence=`). A streaming run reads them apart (its accuracy is
     read under the streaming schedule, the baseline's confidence without it)."""
     c = run.config
     if c.streaming:

@@ -13,8 +13,8 @@ A looped model iterates G_e(h) = F(inject(h, e)) from h^0 = e. A fixed point is 
   rho < 1: a locally attracting fixed point, stable backpropagation through many loops; rho > 1:
   repelling, and gradients through long unrolls grow.
 
-Paper B's grid (notebook 09) reads these per run with its reader (`sections.s09_stability.read`). Its
-longest scan, extrapolation, is read by `best_accuracy_by_length`: exactly the best loop of
+A grid of configurations reads these per run (Paper B's, notebook 09). Its longest scan,
+extrapolation, is read by `best_accuracy_by_length`: exactly the best loop of
 `extrapolation.accuracy_by_length`, by exact shortcuts (see "the long scan, read faster" below).
 """
 from __future__ import annotations

@@ -32,6 +32,7 @@ from ...instruments.extrapolation import scan_loops
 from ...instruments.fixedpoint import convergence, convergence_all, states
 from ...instruments.head import LEARNED      # in-distribution solved fraction for a model to count as fitting its data
 from ...probes import probe_seed, probe_set
+from ...rules import premise_met
 
 METRICS = ("skip1", "jac_align", "cosine", "cka", "aa")
 REACHED = 0.5          # share of inputs whose loop settles by the raw criterion (`fixedpoint.convergence`)
@@ -183,7 +184,7 @@ def saturation_results(rows: list[dict], fitted: list[dict], corr: dict, checks:
 
 def _at_operating_point(learned: list[dict], at_budget, k: int) -> dict:
     """The tail metrics at T_train (the operating point), with Proposition 1's premise per model."""
-    premise = [r for r in learned if r["tau_star"] is not None and r["tau_star"] <= r["T_train"] - k]
+    premise = [r for r in learned if premise_met(r["tau_star"], r["T_train"], k)]
     out = {"premise_k": k, "premise_met": f"{len(premise)}/{len(learned)}",
            "tau_star_over_T_train": sorted(round(r["tau_star"] / r["T_train"], 2) for r in learned
                                            if r["tau_star"] is not None),

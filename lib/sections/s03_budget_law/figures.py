@@ -10,7 +10,7 @@ from ...plots import WHOLE_WORD, integer_ticks, legend_key, group_styles, group_
 
 
 def frontiers(curves: dict, ax=None, title="solved-prefix frontier"):
-    """curves as `tau_curves`: the solved prefix F(t) against loops, a step per loop."""
+    """curves as `plots.tau_curves`: the solved prefix F(t) against loops, a step per loop."""
     ax = ax or plt.gca()
     grouped, groups, members, style = group_styles(curves)
     speeds = {g: [] for g in groups}
@@ -59,7 +59,7 @@ def speed_vs_demand(demands, speeds, fit=None, ax=None, learned=None):
 def rescue(rescued: dict, n_long: int):
     """03: at length n_long, late-position accuracy (solid) and whole-word accuracy (dashed) against
     test-time loops, with the halting rule's T* (dotted); one panel a contract, one colour a seed.
-    rescued: config -> budget.rescue(...)."""
+    rescued: config -> read.rescue(...)."""
     contracts = sorted({c.contract: c.demand for c in rescued}.items(), key=lambda kv: kv[1])
     seeds = sorted({c.seed for c in rescued})
     if not contracts:                   # no contract learned: nothing to rescue, say so rather than fail

@@ -17,12 +17,12 @@ how well each metric predicts the target across the seeds of one contest.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import torch
 
 from ... import reading_cache, stats
+from ...stats import smallest_p      # the contests' power condition
 from ...instruments import head, tail
 from ...probes import probe_seed, probe_set
 
@@ -101,16 +101,6 @@ def significant(e: dict) -> bool:
 def discrimination(e: dict) -> float:
     """max(AUROC, 1 - AUROC): how well the metric separates, whichever way round; nan if undefined."""
     return float("nan") if e["auroc"] is None else max(e["auroc"].value, 1 - e["auroc"].value)
-
-
-def smallest_p(seeds: int, generalize: int) -> float:
-    """The smallest two-sided p-value any metric's AUROC can reach in a contest where `generalize` of
-    `seeds` seeds generalize: a perfect ranking, against every way of choosing which seeds generalize
-    (exact permutation test: 2 / C(seeds, generalize), at most 1). At 0.05 or more no metric can predict
-    significantly in that contest, whatever it measures: the split, not the metric, decides."""
-    if not 0 <= generalize <= seeds:
-        raise ValueError(f"generalize: between 0 and seeds={seeds}, got {generalize}")
-    return min(1.0, 2 / math.comb(seeds, generalize))
 
 
 def describe_split(name: str, ood, threshold: float) -> str:

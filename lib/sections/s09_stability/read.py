@@ -117,7 +117,7 @@ def mean_over_seeds(rows: dict, key, f) -> float:
 # Where configurations are compared. The paper ranks them at 4x the training length; when every
 # configuration is at 0 there, a tie carries no ranking. So: the longest test length beyond training
 # where some configuration SCORES (mean whole-word accuracy >= SCORES); with none, the ranking is
-# unmeasured. Fixed before reading the numbers it decides; claims.SCORES is the same threshold.
+# unmeasured. Fixed before reading the numbers it decides; 09's claims read this SCORES.
 SCORES = 0.05
 
 
