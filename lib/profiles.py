@@ -8,20 +8,19 @@ command line and the searches read, a public name here (`profiles.budget_law(pro
 """
 from __future__ import annotations
 
-from .sections.common import (CURRICULA, DEVICES, E2H_SEEDS, PAPER_BASE, PAPER_SIZES, PAPER_SIZES_WITH_L,  # noqa: F401
-                              PREFIX_SUMS_PICK, PREFIX_SUMS_SEARCH_BASE, PROFILES, QUICK_BASE, SETTLED, SMOKE_BASE,
-                              WALL_GROUPS, check_params, check_sizes, resolve_device)
-from .sections.s01_tail_saturation.plan import DEMANDING_SEEDS, TAIL_SEEDS, TailPlan, tail_saturation  # noqa: F401
-from .sections.s02_tau_calibration.plan import CalibrationPlan, calibration  # noqa: F401
-from .sections.s03_budget_law.plan import BUDGET_SEEDS, BudgetLawPlan, budget_law  # noqa: F401
-from .sections.s04_architecture_prior.plan import ArchitecturePlan, UNTIED_PICK, architecture_prior, matched_untied  # noqa: F401
-from .sections.s05_operator_wall.plan import (FAIR_GROUPS, FAIR_STEPS, WALL_SEEDS, OperatorWallPlan, fair_wall,  # noqa: F401
+from .sections.common import (CURRICULA, DEVICES, E2H_SEEDS, PAPER_SIZES_WITH_L, PREFIX_SUMS_PICK,  # noqa: F401
+                              PREFIX_SUMS_SEARCH_BASE, PROFILES, SETTLED, SMOKE_BASE, check_params, resolve_device)
+from .sections.s01_tail_saturation.plan import DEMANDING_SEEDS, TAIL_SEEDS, tail_saturation  # noqa: F401
+from .sections.s02_tau_calibration.plan import calibration  # noqa: F401
+from .sections.s03_budget_law.plan import BUDGET_SEEDS, budget_law  # noqa: F401
+from .sections.s04_architecture_prior.plan import UNTIED_PICK, architecture_prior, matched_untied  # noqa: F401
+from .sections.s05_operator_wall.plan import (FAIR_GROUPS, FAIR_STEPS, WALL_SEEDS, fair_wall,  # noqa: F401
                                               fair_wall_groups, operator_wall)
-from .sections.s06_portability.plan import ANNEALING_SEEDS, ANNEALING_SEEN_SEEDS, AnnealingPlan, annealing  # noqa: F401
+from .sections.s06_portability.plan import ANNEALING_SEEDS, ANNEALING_SEEN_SEEDS, annealing  # noqa: F401
 from .sections.s07_seed_contests.plan import (CONTEST_PILOT_SEEDS, CONTEST_SEEDS, CONTEST_TARGETS,  # noqa: F401
-                                              CONTEST_THRESHOLD, ContestPlan, contest_config, contest_contracts, contests)
-from .sections.s08_easy_to_hard.plan import EasyToHardPlan, easy_to_hard, prefix_sums_recipe  # noqa: F401
-from .sections.s09_stability.plan import (RECALLS, SUDOKU_PICK, Knobs, StabilityPlan, grid_base, knobs_of,  # noqa: F401
+                                              CONTEST_THRESHOLD, contest_config, contest_contracts, contests)
+from .sections.s08_easy_to_hard.plan import easy_to_hard, prefix_sums_recipe  # noqa: F401
+from .sections.s09_stability.plan import (RECALLS, SUDOKU_PICK, Knobs, grid_base, knobs_of,  # noqa: F401
                                           paper_b_grid, stability, sudoku_base, with_knobs)
 
 # The sections whose runs the store's command line can fill (python -m lib.cli train <section>), in the

@@ -204,7 +204,6 @@ def test_knobs_of_refuses_a_recall_paper_b_does_not_have_and_the_grid_reads_it_a
     with pytest.raises(ValueError, match="injection: 'adapter'"):
         profiles.knobs_of(RunConfig(injection="adapter"))
     assert profiles.grid_base(RunConfig(injection="adapter")) == profiles.Knobs("external", False)
-    assert tuple(profiles.Knobs("none", False)) == read09.DEFAULT_KNOBS          # the labels' defaults
 
 
 @pytest.mark.parametrize("base", [profiles.Knobs("external", False), profiles.Knobs("none", True, "post"),

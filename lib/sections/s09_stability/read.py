@@ -15,6 +15,7 @@ from ...instruments.fixedpoint import (Convergence, InputDependence, best_accura
 from ...instruments.head import board_accuracy_by_loops
 from ...probes import probe_seed, probe_set
 from ...tasks import sudoku_set
+from .plan import Knobs
 
 
 EXTRAPOLATION_FACTOR = 1.5      # loops scanned at test length n: 1.5 x the loops the run gets there (loops_at)
@@ -42,7 +43,7 @@ def summary(run, test_ns, long_factor: int = 4, eval_count: int = 512) -> dict:
         extrap=best_accuracy_by_length(run, test_ns, EXTRAPOLATION_FACTOR, eval_count))
 
 
-DEFAULT_KNOBS = ("none", False, "pre", "add", "layer")   # plan.Knobs' fields and their defaults
+DEFAULT_KNOBS = tuple(Knobs("none", False))      # no recall, no outer norm, the other knobs at their defaults
 
 
 def _knobs(key) -> tuple:
