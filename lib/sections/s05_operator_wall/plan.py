@@ -50,9 +50,9 @@ WALL_SEEDS = {"smoke": (0, 1, 2), "quick": (0, 1, 2), "paper": (0, 1, 2)}   # >=
 FAIR_GROUPS = {"smoke": ("S3", "A4", "Z4"), "quick": ("S5", "A5", "S4"),
                "paper": ("S5", "A5", "S4")}   # the wall, NC1-complete, solvable
 # The paper profile's equal budget: 60,000 is the most steps, in round ten-thousands, that keeps the
-# profile inside the 6 h one H200 session is given (the old wall's 100,000 would cost 1.25 H200 h for
-# these 24 runs and 6.4 h for the profile; upper bounds, bench/paper_plan.py); quick and smoke keep the
-# old wall's operator-first budget.
+# profile inside the 6 h one H200 session is given (100,000 would cost 1.25 H200 h for these 24 runs and
+# 6.4 h for the profile; upper bounds, bench/paper_plan.py); quick and smoke keep `operator_wall`'s
+# operator-first budget.
 FAIR_STEPS = {"paper": 60000}
 
 

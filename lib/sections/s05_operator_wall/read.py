@@ -173,7 +173,7 @@ def fair_wall_results(rows: dict, pairs: dict, long_ns, learned_acc: float, wall
     nc1_first = runs_of(rows, nc1, "operator_first")
     return {
         "groups": {"wall": wall, "nc1": nc1, "solvable": solvable},
-        # the old wall's absolute row, kept beside the comparison: the worst operator-first NC1 seed's
+        # the absolute A5 row, kept beside the comparison: the worst operator-first NC1 seed's
         # whole-word accuracy in distribution or at the longest length, and its precondition
         "a5_ood_acc": round(float(min(min(r["seq_acc"], r["ood"][long_ns[-1]]) for r in nc1_first)), 3),
         "a5_learned_fraction": {c: learned(nc1, c) for c in ("operator_first", "joint")},
