@@ -170,6 +170,9 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
         busy = []
         for cfg in todo:
             t0 = time.time()
+            if queue and _parent_pending(cfg, cfgs):
+                busy.append(cfg)                       # its parent is still to train, here or in another process
+                continue
             try:
                 run = store.get_or_train(cfg, progress=True, compile=compile or None, lock_timeout=0 if queue else 3600.0)
             except TimeoutError:
@@ -182,6 +185,15 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
         if todo:
             time.sleep(30)
     return 0
+
+
+def _parent_pending(cfg, cfgs) -> bool:
+    """A warm start whose parent is in the same queue and neither finished nor failed: wait for it.
+    A parent outside the queue, or one that diverged, is left to `store.get_or_train` to refuse."""
+    if not cfg.init_from or cfg.init_from not in {run_id(c) for c in cfgs}:
+        return False
+    parent = outputs_dir() / "runs" / cfg.init_from
+    return not (parent / "DONE").exists() and not (parent / "FAILED").exists()
 
 
 def list_plan(cfgs, shard) -> int:

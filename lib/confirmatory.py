@@ -15,9 +15,13 @@ from .config import RunConfig
 from .sections.s03_budget_law import plan as s03
 from .sections.s04_architecture_prior import plan as s04
 from .sections.s05_operator_wall import plan as s05
+from .sections.s06_portability import plan as s06
+from .sections.s07_seed_contests import plan as s07
 
-# Studies by their pre-registration entry id (the heading's id in paper/PREREGISTRATION.md).
-STUDIES = {"C05-wall": s05.study, "C04-architecture": s04.study, "C03-budget": s03.study}
+# Studies by their pre-registration entry id (the heading's id in paper/PREREGISTRATION.md). The C41
+# studies list their runs only once P41-pilot's picks are recorded in their plans (empty before).
+STUDIES = {"C05-wall": s05.study, "C04-architecture": s04.study, "C03-budget": s03.study,
+           "C41-contests": s07.study, "C41-annealing": s06.study}
 
 
 def study(entry: str) -> tuple[RunConfig, ...]:

@@ -61,6 +61,9 @@ class ConfirmatoryTest:
     # readings the entry says to print in the claim's row (the other estimator or decoder, a flag, a
     # qualifying family): shown beside the verdict, never judged
     beside: tuple[str, ...] = ()
+    # the readings file under results/confirm/ (default: the entry's id); a study read by two sections
+    # records each section's readings apart
+    readings: str = ""
 
 
 def find(claims, key: str) -> Claim:
@@ -184,7 +187,7 @@ def judge(test: ConfirmatoryTest | None) -> tuple[str, object, str]:
     its study's readings are not in, else the entry's rule applied to them."""
     if test is None:
         return NO_TEST, None, ""
-    path = confirm_path(test.entry)
+    path = confirm_path(test.readings or test.entry)
     if not path.exists():
         return f"registered ({test.entry}), not yet read", None, ""
     r = json.loads(path.read_text())

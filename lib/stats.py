@@ -105,3 +105,72 @@ def smallest_p(seeds: int, generalize: int) -> float:
     if not 0 <= generalize <= seeds:
         raise ValueError(f"generalize: between 0 and seeds={seeds}, got {generalize}")
     return min(1.0, 2 / math.comb(seeds, generalize))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests the confirmatory entries name (C41): exact where the design is small enough to enumerate
+
+EXACT_LIMIT = 2_000_000     # relabellings an exact test enumerates at most (16 seeds: at most 12,870)
+
+
+def auroc_exact_p(scores, positive) -> float:
+    """Two-sided p of the AUROC (Mann-Whitney U) of `scores` for `positive`, by the exact permutation
+    test: every relabelling of which cases are positive enumerated (scipy's `permutation_test`,
+    independent samples, ties ranked by their average), twice the smaller one-sided p, at most 1. A
+    perfect ranking of k of n reaches `smallest_p(n, k)`."""
+    s, pos = np.asarray(scores, float), np.asarray(positive, bool)
+    if s.shape != pos.shape or not np.isfinite(s).all():
+        raise ValueError(f"scores: finite, one per case, got {s.shape} scores for {pos.shape} labels")
+    if pos.all() or (~pos).all():
+        raise ValueError("positive: need at least one positive and one negative case")
+    if math.comb(len(s), int(pos.sum())) > EXACT_LIMIT:
+        raise ValueError(f"scores: {len(s)} cases with {int(pos.sum())} positive have more than {EXACT_LIMIT} "
+                         "relabellings; the exact test is for seed contests (about 16 seeds)")
+
+    def u(a, b, axis=-1):
+        ranks = stats.rankdata(np.concatenate([a, b], axis=axis), axis=axis)
+        return ranks[..., :a.shape[axis]].sum(axis) - a.shape[axis] * (a.shape[axis] + 1) / 2
+    res = stats.permutation_test((s[pos], s[~pos]), u, permutation_type="independent", vectorized=True,
+                                 n_resamples=np.inf, alternative="two-sided")
+    return float(min(1.0, res.pvalue))
+
+
+def spearman_permutation_p(x, y, n_resamples: int = 20_000, seed: int = 0) -> float:
+    """Two-sided p of Spearman's rho by a permutation test over pairings (scipy's `permutation_test`,
+    `n_resamples` seeded random pairings: 16 cases have 16! of them)."""
+    a, b = np.asarray(x, float), np.asarray(y, float)
+    if a.shape != b.shape or len(a) < 3:
+        raise ValueError(f"x, y: equal lengths >= 3, got {a.shape} and {b.shape}")
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        raise ValueError("x, y: a constant variable has no rank correlation")
+
+    def statistic(v, axis=-1):      # rho of x with the permuted y, over the resamples' axis
+        rv, ra = stats.rankdata(v, axis=-1), stats.rankdata(a)
+        rv = rv - rv.mean(-1, keepdims=True)
+        ra = ra - ra.mean()
+        return (rv * ra).sum(-1) / np.sqrt((rv ** 2).sum(-1) * (ra ** 2).sum())
+    res = stats.permutation_test((b,), statistic, permutation_type="pairings", vectorized=True,
+                                 n_resamples=n_resamples, alternative="two-sided", random_state=seed)
+    return float(min(1.0, res.pvalue))
+
+
+def holm(pvalues, alpha: float = 0.05) -> list[bool]:
+    """Which of `pvalues` Holm's step-down procedure rejects at family-wise `alpha` (in their order):
+    the k-th smallest is compared with alpha / (m - k + 1), stopping at the first that is not below."""
+    p = np.asarray(pvalues, float)
+    reject = np.zeros(len(p), bool)
+    for k, i in enumerate(np.argsort(p, kind="stable")):
+        if not p[i] < alpha / (len(p) - k):
+            break
+        reject[i] = True
+    return reject.tolist()
+
+
+def one_sided_binomial_p(wins: int, losses: int) -> float:
+    """P(X >= wins) for X ~ Binomial(wins + losses, 1/2): the exact one-sided sign test (paired steps) and
+    McNemar's test (discordant pairs) alike; 1.0 when there are no untied pairs."""
+    if wins < 0 or losses < 0:
+        raise ValueError(f"wins, losses: counts >= 0, got {wins}, {losses}")
+    if wins + losses == 0:
+        return 1.0
+    return float(stats.binomtest(int(wins), int(wins + losses), 0.5, alternative="greater").pvalue)

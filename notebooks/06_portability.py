@@ -102,3 +102,17 @@ print(f"judged at T = {results['judged_T']} (the chain ends at T = {results['fin
 print(f"steps annealed/scratch where both learned: {results['steps_ratio_where_both_learned']}")
 for T, c in results["by_contract"].items():
     print(f"  T = {T}: transferred {c['transferred']}, learned annealed {c['annealed_learned']}, from scratch {c['scratch_learned']}")
+
+# %% [markdown]
+# ## Confirmatory: C41-annealing on reserved seeds
+# The pre-registered test (`paper/PREREGISTRATION.md`, entry C41-annealing): on seeds 150–161, the chain
+# T = 8 → 4 → T_L warm-started, beside T_L from scratch with the same budget, where T_L is P41-pilot's
+# lottery contract (from-scratch pilot seeds learn it in 1/4 to 3/4). *Transferred*: learned T_L with v̂
+# log-closer to T_L's demand than to T = 4's; *faster than scratch*: the one-sided sign test on steps to
+# learn. The lottery is bypassed when McNemar's exact test finds the annealed runs learning where scratch
+# fails (p < 0.05) and the annealed runs learn in ≥ 11 of 12 seeds; it needs ≥ 5 failing scratch seeds.
+
+# %%
+from lib.sections.s06_portability import confirm as annealing_confirm
+
+confirm = annealing_confirm.show(PROFILE)

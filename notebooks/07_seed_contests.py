@@ -157,3 +157,21 @@ for kind, names in (("head", HEAD), ("tail", TAIL)):
     print(f"{kind}: {len(hits)} of {defined} AUROC intervals exclude 0.5 (chance alone: ~{0.05 * defined:.1f} expected, "
           f"at most {stats.chance_bound(defined)} at 95 %): "
           + (", ".join(hits) or "none"))
+
+# %% [markdown]
+# ## Confirmatory: C41-contests on reserved seeds
+# The pre-registered test (`paper/PREREGISTRATION.md`, entry C41-contests, committed before any pilot or
+# contest run of it trained): the three contracts on seeds 130–145, each contest read at the length
+# P41-pilot's rule picked on its own seeds (40–47); a contract without a split there is no contest. A seed
+# *generalizes* at whole-word accuracy ≥ 0.5 at that length after `loops_at(L)` loops. Per contest, the
+# primary metric (v̂ from tau) is tested twice: the exact permutation test of its AUROC (every relabelling
+# of which seeds generalize, so a perfect ranking of 4 of 16 reaches p = 2 / C(16, 4) = 0.0011) and
+# Spearman's ρ with the continuous accuracy (permutation p); the contest *predicts* when both give p < 0.05
+# with the same sign. A contest counts only with ≥ 4 seeds on each side. The tail metrics at T_train get
+# the same exact test, Holm-corrected over every contest and metric; their null is read only where the
+# head predicts somewhere (a positive control).
+
+# %%
+from lib.sections.s07_seed_contests import confirm as contests_confirm
+
+confirm = contests_confirm.show(PROFILE)

@@ -4,6 +4,12 @@
     python -m lib.cli train pilot:P41 --dry-run                     # list the queue and what is stored
     OMP_NUM_THREADS=1 python -m searches.p41_pilot --read            # read the stored runs, log them, print the picks
 
+After --read, the picks are copied into the confirmatory plans (entries C41-contests and C41-annealing,
+committed before this pilot trained): the contest pick's `pick` dict into
+`lib/sections/s07_seed_contests/plan.py` CONFIRM_TARGETS, the annealing pick ("a", "b", or None written
+as "none") into `lib/sections/s06_portability/plan.py` LOTTERY_PICK; tests/test_contest_confirm.py and
+tests/test_portability_confirm.py hold them equal to the logs.
+
 The rule, as committed in paper/PREREGISTRATION.md ("P41-pilot", 2026-12-04), unchanged:
 
   For issue 41. Pilot seeds are exploratory and used by nothing else: 40-47 (contests) and 50-57

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from lib import cli, profiles, store
-from lib.config import config_hash
+from lib.config import config_hash, warm_start
 
 SMALL = replace(profiles.SMOKE_BASE, T_train=3, max_steps=10, seed=3)
 
@@ -61,6 +61,17 @@ def test_train_dry_run_lists_the_runs_and_trains_nothing(store_root, capsys):
     assert cli.main(["train", "pilot:P41", "--dry-run", "--shard", "0/4"]) == 0
     assert "10 runs, 0 stored" in capsys.readouterr().out
     assert not (store_root / "runs").exists()
+
+
+def test_a_queued_warm_start_waits_for_its_parent_in_the_same_queue(store_root, monkeypatch):
+    child = warm_start(SMALL, T_train=2)
+    monkeypatch.setattr(cli.time, "sleep", lambda s: None)
+    assert cli.train([child, SMALL], (0, 1), 1, False, True) == 0          # the child first: it waits a pass
+    assert store.is_done(SMALL) and store.is_done(child)
+    orphan = warm_start(replace(SMALL, seed=4), T_train=2)                  # its parent is in no queue
+    assert not cli._parent_pending(orphan, [orphan])
+    with pytest.raises(FileNotFoundError, match="train the parent first"):   # left to the store, which refuses
+        cli.train([orphan], (0, 1), 1, False, True)
 
 
 def test_run_never_trains_unless_asked(store_root, capsys):

@@ -13,6 +13,8 @@ from lib import confirmatory, profiles, store
 from lib.config import MODES, RESERVED_SEEDS, RunConfig, config_hash
 from lib.paths import PROJECT_ROOT
 from lib.sections import common
+from lib.sections.s06_portability import plan as s06
+from lib.sections.s07_seed_contests import plan as s07
 
 PREREG = PROJECT_ROOT / "paper" / "PREREGISTRATION.md"
 # the cheapest confirmatory-shaped run: the smoke recipe, a reserved seed, the round's mode
@@ -56,12 +58,29 @@ def test_the_mode_enters_the_hash_and_its_default_keeps_every_hash():
     assert len({config_hash(RunConfig(mode=m)) for m in MODES}) == len(MODES)
 
 
+# The studies whose runs wait for a pilot's pick (empty plans until it is recorded), planned under a pick
+# each: every one of their possible plans must keep the round's rules too.
+UNDER_A_PICK = {"C41-contests": lambda: s07.study({"S4 n8 T8": 22, "S4 n8 T6": 15, "S4 n8 T4": 15}),
+                "C41-annealing": lambda: s06.study("a") + s06.study("b")}
+
+
+def _study_runs(entry, plan):
+    return plan() or UNDER_A_PICK[entry]()
+
+
 def test_every_study_runs_on_reserved_seeds_in_one_mode_and_has_an_entry():
     text = PREREG.read_text()
     for entry, plan in confirmatory.STUDIES.items():
         assert re.search(rf"^## {re.escape(entry)} ", text, re.M), entry
-        cfgs = plan()
+        cfgs = _study_runs(entry, plan)
         assert cfgs and all(c.seed in RESERVED_SEEDS and c.mode == common.STUDY_MODE for c in cfgs), entry
+
+
+def test_no_reserved_seed_serves_two_studies():
+    seeds = {entry: {c.seed for c in _study_runs(entry, plan)} for entry, plan in confirmatory.STUDIES.items()}
+    for a in seeds:
+        for b in seeds:
+            assert a == b or not seeds[a] & seeds[b], (a, b, sorted(seeds[a] & seeds[b]))
 
 
 def test_a_request_against_the_runs_mode_fails_before_any_write(store_root):

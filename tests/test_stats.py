@@ -79,3 +79,31 @@ def test_chance_bound_is_the_binomial_quantile_by_brute_force():
     for bad in (-1, 2.5, True, "15"):
         with pytest.raises(ValueError, match="tests"):
             stats.chance_bound(bad)
+
+
+def test_the_exact_auroc_test_reaches_the_smallest_p_and_agrees_with_scipy_without_ties():
+    from scipy.stats import mannwhitneyu
+    assert stats.auroc_exact_p(range(16), [i >= 12 for i in range(16)]) == pytest.approx(stats.smallest_p(16, 4))
+    x = np.random.default_rng(0).normal(size=16)
+    pos = np.arange(16) % 3 == 0
+    assert stats.auroc_exact_p(x, pos) == pytest.approx(mannwhitneyu(x[pos], x[~pos], method="exact").pvalue)
+    with pytest.raises(ValueError, match="positive: need"):
+        stats.auroc_exact_p([1.0, 2.0], [True, True])
+    with pytest.raises(ValueError, match="scores: finite"):
+        stats.auroc_exact_p([1.0, float("nan"), 2.0], [True, False, False])
+
+
+def test_the_permutation_spearman_is_small_for_a_monotone_pair_and_large_for_noise():
+    x = np.arange(16.0)
+    assert stats.spearman_permutation_p(x, x ** 3) < 0.001
+    assert stats.spearman_permutation_p(x, np.random.default_rng(1).permutation(16)) > 0.05
+    with pytest.raises(ValueError, match="constant"):
+        stats.spearman_permutation_p(x, np.ones(16))
+
+
+def test_holm_steps_down_and_the_binomial_test_counts_untied_pairs():
+    assert stats.holm([0.01, 0.04, 0.03, 0.5]) == [True, False, False, False]
+    assert stats.holm([0.001, 0.01, 0.02]) == [True, True, True]
+    assert stats.holm([]) == []
+    assert stats.one_sided_binomial_p(5, 0) == pytest.approx(1 / 32)
+    assert stats.one_sided_binomial_p(0, 0) == 1.0

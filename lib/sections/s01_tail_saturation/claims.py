@@ -2,7 +2,7 @@
 metrics are high and predict nothing; past the fixed point Proposition 1 holds (true by construction)."""
 from __future__ import annotations
 
-from ...rules import Claim, correlation_powered
+from ...rules import Claim, ConfirmatoryTest, correlation_powered
 
 
 def _fixed_point_reached(r: dict) -> bool:
@@ -60,6 +60,27 @@ CLAIMS = (
           lambda r: _fixed_point_reached(r) and correlation_powered(r["tail_rho"], r["correlated_models"]),
           partly="one metric", qualifies="prop1_fraction"),
 )
+
+# C41-contests, rules (F), (S), (J), (N), (P) (its entry in paper/PREREGISTRATION.md), on the contests'
+# runs; this section's readings are recorded apart from 07's (`confirm.READINGS`)
+_POPULATION = "C41-contests-population"
+CONFIRMATORY = {
+    "fixed_point_fraction": ConfirmatoryTest("C41-contests", "fixed_point_share", lambda v: v == 1.0, lambda v: v >= 0.5,
+                                             "≥ 10 learned models", lambda r: r["learned_models"] >= 10,
+                                             ("fixed_point_share_long_window", "learned_models"), _POPULATION),
+    "skip1_min_premise": ConfirmatoryTest("C41-contests", "skip1_min_at_T_train", lambda v: v == 1.0, lambda v: v >= 0.95,
+                                          "≥ 10 learned models with Proposition 1's premise (tau* ≤ T_train − 1)",
+                                          lambda r: r["premise_models"] >= 10, ("premise_models",), _POPULATION),
+    "jac_align_min_premise": ConfirmatoryTest("C41-contests", "jac_align_min_at_T_train", lambda v: v >= 0.9,
+                                              lambda v: v >= 0.7, "≥ 10 learned models with the premise",
+                                              lambda r: r["premise_models"] >= 10, ("premise_models",), _POPULATION),
+    "at_T_train_significant": ConfirmatoryTest("C41-contests", "tail_significant_holm", lambda v: v == 0, lambda v: v == 1,
+                                               "power: ≥ 10 premise models, every tail metric and the accuracy vary",
+                                               lambda r: r["correlation_powered"], ("tail_rho", "v_tau_rho"), _POPULATION),
+    "prop1_fraction": ConfirmatoryTest("C41-contests", "prop1_share", lambda v: v == 1.0, lambda v: v >= 0.5,
+                                       "a learned model reaches a fixed point", lambda r: r["prop1_models"] >= 1,
+                                       ("prop1_models",), _POPULATION),
+}
 
 # Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The
 # ledger prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.

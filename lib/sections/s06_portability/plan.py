@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...config import RunConfig, warm_start
-from ..common import LAW_EVAL_COUNT, LAW_LEARNED_ACC, check_params, law_fixed
+from ..common import LAW_EVAL_COUNT, LAW_LEARNED_ACC, STUDY_MODE, check_params, law_fixed, reserved_seeds
 
 
 @dataclass(frozen=True)
@@ -74,3 +74,49 @@ def annealing(profile: str, seeds=None) -> AnnealingPlan:
     branch = tuple(warm_start(chain[0], T_train=T_branch) for chain in chains)
     branch_scratch = tuple(replace(by[(Ts[1], s)], T_train=T_branch, experiment="portability") for s in seeds)
     return AnnealingPlan(start, tuple(chains), scratch, learned_acc, eval_count, branch, branch_scratch, 0)
+
+
+# The C41-annealing study (paper/PREREGISTRATION.md): per reserved seed, the chain T = 8 -> 4 -> T_L
+# and a from-scratch run of T_L with the same budget. T_L is P41-pilot's pick among the candidates
+# below (searches/p41_pilot.py's, held equal by tests/test_portability_confirm.py): LOTTERY_PICK is "a"
+# or "b" once the pilot is read, "none" when it found no lottery contract (then (a), transfer only),
+# None before.
+STUDY_SEEDS = reserved_seeds(150, 12)
+LOTTERY_CANDIDATES = {"a": (3, 12000), "b": (2, 24000)}      # name -> (T_train, max_steps)
+LOTTERY_PICK: str | None = None
+
+
+@dataclass(frozen=True)
+class AnnealingStudy:
+    start: tuple[RunConfig, ...]      # per seed: T = 8 from scratch
+    anneal: tuple[RunConfig, ...]     # per seed: T = 4 warm-started from start
+    lottery: tuple[RunConfig, ...]    # per seed: T_L warm-started from anneal
+    scratch: tuple[RunConfig, ...]    # per seed: T_L from scratch, the lottery run's budget
+    lottery_contract: bool            # False: P41 found none, the study reads transfer only
+
+    def configs(self) -> tuple[RunConfig, ...]:
+        """Queue order: seed by seed, parents before children."""
+        return tuple(c for runs in zip(self.start, self.anneal, self.lottery, self.scratch) for c in runs)
+
+
+def annealing_study(pick: str | None = None) -> AnnealingStudy | None:
+    """The C41-annealing runs for P41's `pick` (default LOTTERY_PICK); None before the pick."""
+    pick = LOTTERY_PICK if pick is None else pick
+    if pick is None:
+        return None
+    if pick not in (*LOTTERY_CANDIDATES, "none"):
+        raise ValueError(f"pick: unknown {pick!r}; allowed: {sorted(LOTTERY_CANDIDATES)} or 'none'")
+    T_L, budget = LOTTERY_CANDIDATES["a" if pick == "none" else pick]
+    base = law_fixed("quick", seeds=(0,))[0]
+    start = tuple(replace(base, experiment="confirm_annealing", mode=STUDY_MODE, T_train=base.n_train, seed=s)
+                  for s in STUDY_SEEDS)
+    anneal = tuple(warm_start(c, T_train=c.n_train // 2, max_steps=c.max_steps) for c in start)
+    lottery = tuple(warm_start(c, T_train=T_L, max_steps=budget) for c in anneal)
+    scratch = tuple(replace(c, T_train=T_L, max_steps=budget) for c in start)
+    return AnnealingStudy(start, anneal, lottery, scratch, pick != "none")
+
+
+def study(pick: str | None = None) -> tuple[RunConfig, ...]:
+    """The C41-annealing runs in queue order (empty before P41's pick)."""
+    s = annealing_study(pick)
+    return () if s is None else s.configs()

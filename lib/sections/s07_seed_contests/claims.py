@@ -2,7 +2,7 @@
 generalize; tail metrics do not."""
 from __future__ import annotations
 
-from ...rules import ALPHA, Claim
+from ...rules import ALPHA, Claim, ConfirmatoryTest
 from ...tasks import is_group_word_problem
 
 
@@ -41,6 +41,24 @@ CLAIMS = (
           "each with a tail AUROC defined (seeds past a fixed point on both sides of the threshold)",
           lambda r: _every_contest_tail_defined(r) and _contests_powered(r), partly="one more than chance"),
 )
+
+# C41-contests (its entry in paper/PREREGISTRATION.md): rules (H) and (T)
+CONFIRMATORY = {
+    # (H): h / K, the share of the powered contests whose primary metric predicts (AUROC exact and Spearman
+    # permutation p < 0.05, same sign) in the direction most take; read only with K >= 2
+    "primary_significant_contests": ConfirmatoryTest("C41-contests", "head_predicting_share", lambda v: v == 1.0,
+                                                     lambda v: v > 0, "≥ 2 powered contests (≥ 4 seeds on each side)",
+                                                     lambda r: r["powered_contests"] >= 2,
+                                                     ("head_predicting_contests", "powered_contests", "split",
+                                                      "head_direction")),
+    # (T): Holm-significant tail tests at T_train; needs a positive control (the head predicts somewhere)
+    "tail_excess_over_chance": ConfirmatoryTest("C41-contests", "tail_significant_at_T_train", lambda v: v == 0,
+                                                lambda v: v == 1, "≥ 2 powered contests, a tail test defined, and a "
+                                                "positive control: the head predicts in ≥ 1 of them",
+                                                lambda r: r["powered_contests"] >= 2 and r["head_predicting_contests"] >= 1
+                                                and r["tail_defined_at_T_train"] > 0,
+                                                ("tail_defined_at_T_train", "tail_significant_past_tau_star")),
+}
 
 # Where a rule changed after a verdict was printed: (claim key, old verdict, date, what changed). The
 # ledger prints each beside the claim's verdict now; the old rule's entry stays in paper/PREREGISTRATION.md.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...config import RunConfig
-from ..common import SETTLED, check_params, profile_base
+from ..common import SETTLED, STUDY_MODE, check_params, profile_base, reserved_seeds
 
 
 @dataclass(frozen=True)
@@ -100,3 +100,33 @@ def contests(profile: str, seeds=None) -> ContestPlan:
     tail_count = {"smoke": 64, "quick": 256, "paper": 1024}[profile]
     return ContestPlan({name: tuple(contest_config(contracts[name], s) for s in seeds) for name in targets},
                        targets, CONTEST_THRESHOLD, eval_count, probes, 8, tail_count)
+
+
+# The C41-contests study (paper/PREREGISTRATION.md): the same three contracts on reserved seeds, each
+# contest read at the test length P41-pilot's rule picked from its pilot seeds (40-47). CONFIRM_TARGETS
+# is that pick, copied from searches/results/pilot_p41_contest.jsonl once the pilot is read (None until
+# then; tests/test_contest_confirm.py holds the two equal); a contract the pilot found no split in has no
+# length and no contest.
+STUDY_SEEDS = reserved_seeds(130, 16)
+CONFIRM_TARGETS: dict[str, int | None] | None = None
+
+
+def study_contests(targets: dict | None = None) -> dict[str, tuple[RunConfig, ...]]:
+    """contest name -> its 16 runs (STUDY_SEEDS, STUDY_MODE, experiment `confirm_contests`), for the
+    contracts with a picked length in `targets` (default CONFIRM_TARGETS); empty before the pick."""
+    targets = CONFIRM_TARGETS if targets is None else targets
+    if not targets:
+        return {}
+    contracts = contest_contracts("quick")
+    unknown = set(targets) - set(contracts)
+    if unknown:
+        raise ValueError(f"targets: unknown contracts {sorted(unknown)}; allowed: {sorted(contracts)}")
+    return {name: tuple(replace(base, seed=s, experiment="confirm_contests", mode=STUDY_MODE)
+                        for s in STUDY_SEEDS)
+            for name, base in contracts.items() if targets.get(name) is not None}
+
+
+def study(targets: dict | None = None) -> tuple[RunConfig, ...]:
+    """The C41-contests runs in queue order: seed by seed, the contracts (T = 8, 6, 4) within a seed."""
+    contests = study_contests(targets)
+    return tuple(cfgs[i] for i in range(len(STUDY_SEEDS)) for cfgs in contests.values())

@@ -1,0 +1,100 @@
+"""The C41-annealing study: its plan (the chain T = 8 -> 4 -> T_L and the scratch run per reserved seed,
+the pick held equal to P41-pilot's) and its readings (`s06_portability.confirm`) on constructed rows,
+with rules (A) and (L) applied through the ledger."""
+import json
+from pathlib import Path
+
+import pytest
+
+from lib import claims, confirmatory, rules
+from lib.config import RESERVED_SEEDS, run_id
+from lib.sections.common import STUDY_MODE
+from lib.sections.s06_portability import plan
+from lib.sections.s06_portability.confirm import annealing_confirm_results
+from searches import p41_pilot
+
+PILOT_LOG = Path(__file__).parents[1] / "searches" / "results" / "pilot_p41_annealing.jsonl"
+
+
+def test_the_chain_and_its_scratch_run_per_seed():
+    s = plan.annealing_study("b")
+    assert [c.seed for c in s.start] == list(range(150, 162))
+    for start, anneal, lottery, scratch in zip(s.start, s.anneal, s.lottery, s.scratch):
+        assert (start.T_train, anneal.T_train, lottery.T_train, scratch.T_train) == (8, 4, 2, 2)
+        assert anneal.init_from == run_id(start) and lottery.init_from == run_id(anneal) and not scratch.init_from
+        assert lottery.max_steps == scratch.max_steps == 24000 and anneal.max_steps == start.max_steps == 12000
+    q = s.configs()
+    assert all(c.seed in RESERVED_SEEDS and c.mode == STUDY_MODE and c.experiment == "confirm_annealing" for c in q)
+    assert all(q.index(c) > q.index(p) for c in q for p in q if c.init_from == run_id(p))      # parents first
+    none = plan.annealing_study("none")
+    assert not none.lottery_contract and none.lottery[0].T_train == 3
+    with pytest.raises(ValueError, match="pick: unknown"):
+        plan.annealing_study("c")
+
+
+def test_the_candidates_and_the_recorded_pick_are_the_pilots():
+    assert plan.LOTTERY_CANDIDATES == p41_pilot.CANDIDATES
+    rows = [json.loads(line) for line in PILOT_LOG.read_text().splitlines() if line.strip()] if PILOT_LOG.exists() else []
+    picks = [r for r in rows if r.get("kind") == "pick"]
+    expected = None if not picks else (picks[-1]["pick"] or "none")
+    assert plan.LOTTERY_PICK == expected
+    assert confirmatory.study("C41-annealing") == plan.study()
+
+
+def reading(seed, learned, steps, valid=True, v=1.0, T=3, budget=12000):
+    return {"seed": seed, "T_train": T, "demand": 8 / T, "learned": learned, "acc": 0.99 if learned else 0.3,
+            "steps_to_learn": steps if learned else budget + 1, "v_tau": v if valid else float("nan"), "valid": valid}
+
+
+def study(lottery_learns=12, scratch_learns=6, lottery_steps=3000, scratch_steps=8000, v=8 / 3):
+    lottery = [reading(150 + i, i < lottery_learns, lottery_steps, v=v) for i in range(12)]
+    scratch = [reading(150 + i, i < scratch_learns, scratch_steps) for i in range(12)]
+    return annealing_confirm_results(lottery, scratch, previous_demand=2.0)
+
+
+def conf(results, key):
+    rules.record_confirmatory("C41-annealing", results)
+    return claims.confirmatory_verdict(claims.claim(key))[0]
+
+
+def test_annealing_that_transfers_faster_and_bypasses_the_lottery_reproduces_both(store_root):
+    r = study()
+    assert r["transferred_share"] == 1.0 and r["faster_than_scratch"] and r["sign_test"][:2] == [12, 0]
+    assert r["mcnemar"][:2] == [6, 0] and r["mcnemar"][2] == pytest.approx(1 / 64, abs=1e-4)
+    assert conf(r, "anneal_transfer_fraction") == "reproduced" and conf(r, "anneal_minus_scratch") == "reproduced"
+
+
+def test_learning_without_re_pricing_or_no_faster_than_scratch_is_not_full_transfer(store_root):
+    r = study(v=2.0)                                   # speed stayed at T = 4's price: learned, not transferred
+    assert r["transferred_share"] == 0.0 and conf(r, "anneal_transfer_fraction") == "not reproduced"
+    r = study(lottery_steps=9000, scratch_steps=8000, scratch_learns=12)      # as slow as relearning
+    assert not r["faster_than_scratch"] and r["anneal_transfer_score"] == 0.5
+    assert conf(r, "anneal_transfer_fraction") == "partly"
+
+
+def test_the_lottery_rule_needs_five_scratch_failures_and_reads_each_band(store_root):
+    assert conf(study(scratch_learns=8), "anneal_minus_scratch") == "not measured"      # 4 failures: no power
+    assert conf(study(scratch_learns=0), "anneal_minus_scratch") == "not measured"      # no scratch seed learns
+    r = study(lottery_learns=9, scratch_learns=6)                # 3 of the 6 failures bypassed: p = 1/8
+    assert r["anneal_minus_scratch"] == 0.25 and conf(r, "anneal_minus_scratch") == "partly"
+    r = study(lottery_learns=5, scratch_learns=6)
+    assert conf(r, "anneal_minus_scratch") == "not reproduced"
+
+
+def test_too_few_valid_readouts_leave_transfer_unmeasured(store_root):
+    lottery = [reading(150 + i, True, 3000, valid=i < 7, v=8 / 3) for i in range(12)]
+    scratch = [reading(150 + i, i < 6, 8000) for i in range(12)]
+    r = annealing_confirm_results(lottery, scratch, previous_demand=2.0)
+    assert r["valid_lottery_runs"] == 7 and conf(r, "anneal_transfer_fraction") == "not measured"
+    with pytest.raises(ValueError, match="same seed order"):
+        annealing_confirm_results(lottery, scratch[::-1], previous_demand=2.0)
+
+
+def test_the_per_run_reader_reads_a_stored_run(store_root):
+    from dataclasses import replace
+
+    from lib import profiles, store
+    from lib.sections.s06_portability.confirm import run_reading
+    run = store.get_or_train(replace(profiles.SMOKE_BASE, T_train=2, max_steps=10, seed=5))
+    r = run_reading(run)
+    assert r["seed"] == 5 and r["steps_to_learn"] in (10, 11) and isinstance(r["valid"], bool)
