@@ -77,7 +77,7 @@ PROGRESS = False
 import matplotlib.pyplot as plt
 
 from lib import claims, plots, profiles, stats, store
-from lib.sections.s07_seed_contests import figures, read as contest
+from lib.sections.s07_seed_contests import confirm as contests_confirm, figures, read as contest
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)
@@ -172,6 +172,4 @@ for kind, names in (("head", HEAD), ("tail", TAIL)):
 # head predicts somewhere (a positive control).
 
 # %%
-from lib.sections.s07_seed_contests import confirm as contests_confirm
-
 confirm = contests_confirm.show(PROFILE)
