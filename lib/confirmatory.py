@@ -12,16 +12,21 @@ from __future__ import annotations
 
 from . import store
 from .config import RunConfig
+from .sections.s02_tau_calibration import plan as s02
 from .sections.s03_budget_law import plan as s03
 from .sections.s04_architecture_prior import plan as s04
 from .sections.s05_operator_wall import plan as s05
 from .sections.s06_portability import plan as s06
 from .sections.s07_seed_contests import plan as s07
+from .sections.s08_easy_to_hard import plan as s08
+from .sections.s09_stability import plan as s09
 
 # Studies by their pre-registration entry id (the heading's id in paper/PREREGISTRATION.md). The C41
-# studies list their runs only once P41-pilot's picks are recorded in their plans (empty before).
+# and C43 studies built on a pilot list their runs only once its picks are recorded in their plans
+# (empty before): P41-pilot for C41-*, P43-pilots for C43-easy-to-hard, -recall and -sudoku.
 STUDIES = {"C05-wall": s05.study, "C04-architecture": s04.study, "C03-budget": s03.study,
-           "C41-contests": s07.study, "C41-annealing": s06.study}
+           "C41-contests": s07.study, "C41-annealing": s06.study, "C43-controls": s02.study,
+           "C43-easy-to-hard": s08.study, "C43-recall": s09.recall_study, "C43-sudoku": s09.sudoku_study}
 
 
 def study(entry: str) -> tuple[RunConfig, ...]:

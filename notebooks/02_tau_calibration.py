@@ -43,7 +43,7 @@ import numpy as np
 
 from lib import claims, explore, plots, profiles, store
 from lib.instruments import head
-from lib.sections.s02_tau_calibration import figures, read as calibration
+from lib.sections.s02_tau_calibration import confirm as controls_confirm, figures, read as calibration
 
 profiles.check_params(PROFILE, SEEDS, DEVICE)
 device = profiles.resolve_device(DEVICE)   # where missing runs train; instruments run on the CPU
@@ -131,3 +131,14 @@ print("shortcut scaling class in n:", results["shortcut_class"])
 print("damage-cone v / tau v per free model:")
 for label, ratio in results["cone_to_tau_ratio"].items():
     print(f"  {label:28s} {ratio}")
+
+# %% [markdown]
+# ## Confirmatory: C43-controls on reserved seeds
+# The pre-registered test (`paper/PREREGISTRATION.md`, entry C43-controls): the streaming control read on
+# C05-wall's streaming runs (seeds 100–102, trained for that study), the increment shortcut trained anew on
+# seeds 180–182. A run is read when it learned, has ≥ 16 solved inputs and its readout reads position 1
+# right after loop 1 on ≥ 0.9 of them; the value is the mean slope of tau against position, with 02's
+# tolerances (streaming: [0.9, 1.1]; shortcut: |slope| ≤ 0.1), needing ≥ 2 of 3 runs read.
+
+# %%
+confirm = controls_confirm.show(PROFILE)

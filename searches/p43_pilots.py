@@ -4,6 +4,12 @@
     python -m lib.cli train pilot:P43 --dry-run                     # list the queue and what is stored
     OMP_NUM_THREADS=1 python -m searches.p43_pilots --read           # read the stored runs, log them, print the picks
 
+After --read, the picks are copied into the confirmatory plans (entries C43-easy-to-hard, C43-recall and
+C43-sudoku, committed before this pilot trained): the prefix-sums pick into
+`lib/sections/s08_easy_to_hard/plan.py` E2H_CONFIRM_PICK, the sudoku pick's {recall: candidate} into
+`lib/sections/s09_stability/plan.py` SUDOKU_CONFIRM_PICKS; tests/test_e2h_confirm.py holds them equal to
+the logs.
+
 The rule, as committed in paper/PREREGISTRATION.md ("P43-pilots", 2026-12-04), unchanged:
 
   For issue 43. Exploratory seeds used by nothing else: 60-63 (prefix sums) and 70-72 (sudoku).

@@ -15,6 +15,8 @@ from lib.paths import PROJECT_ROOT
 from lib.sections import common
 from lib.sections.s06_portability import plan as s06
 from lib.sections.s07_seed_contests import plan as s07
+from lib.sections.s08_easy_to_hard import plan as s08
+from lib.sections.s09_stability import plan as s09
 
 PREREG = PROJECT_ROOT / "paper" / "PREREGISTRATION.md"
 # the cheapest confirmatory-shaped run: the smoke recipe, a reserved seed, the round's mode
@@ -61,7 +63,10 @@ def test_the_mode_enters_the_hash_and_its_default_keeps_every_hash():
 # The studies whose runs wait for a pilot's pick (empty plans until it is recorded), planned under a pick
 # each: every one of their possible plans must keep the round's rules too.
 UNDER_A_PICK = {"C41-contests": lambda: s07.study({"S4 n8 T8": 22, "S4 n8 T6": 15, "S4 n8 T4": 15}),
-                "C41-annealing": lambda: s06.study("a") + s06.study("b")}
+                "C41-annealing": lambda: s06.study("a") + s06.study("b"),
+                "C43-easy-to-hard": lambda: sum((s08.study(k) for k in s08.E2H_CANDIDATES), ()),
+                "C43-recall": lambda: sum((s09.recall_study(k) for k in s08.E2H_CANDIDATES), ()),
+                "C43-sudoku": lambda: sum((s09.sudoku_study({"external": k, "internal": k}) for k in s09.SUDOKU_CANDIDATES), ())}
 
 
 def _study_runs(entry, plan):
@@ -77,7 +82,15 @@ def test_every_study_runs_on_reserved_seeds_in_one_mode_and_has_an_entry():
 
 
 def test_no_reserved_seed_serves_two_studies():
-    seeds = {entry: {c.seed for c in _study_runs(entry, plan)} for entry, plan in confirmatory.STUDIES.items()}
+    """A study may read another's runs (C43-controls reads C05-wall's streaming runs), never train its own
+    on the other's seeds: each run belongs to the first study listing it, and their seeds are disjoint."""
+    owner = {}
+    for entry, plan in confirmatory.STUDIES.items():
+        for c in _study_runs(entry, plan):
+            owner.setdefault(c, entry)
+    seeds = {}
+    for c, entry in owner.items():
+        seeds.setdefault(entry, set()).add(c.seed)
     for a in seeds:
         for b in seeds:
             assert a == b or not seeds[a] & seeds[b], (a, b, sorted(seeds[a] & seeds[b]))

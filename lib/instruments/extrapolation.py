@@ -47,6 +47,17 @@ def accuracy_by_length(run, test_ns, loops_factor: float, count: int, seed: int 
             for n in test_ns}
 
 
+def at_the_schedules_loops(run, test_ns, loops_factor: float, count: int) -> dict:
+    """n -> {"acc": whole-word accuracy after exactly `loops_at(n)` loops (the confirmatory reading: no
+    loop chosen on the test set), "best": the best over the scan to loops_factor x that, "best_loop": where
+    (an upper bound only)}, on the `extrapolation` probe sets, one scan a length."""
+    out = {}
+    for n, acc in accuracy_by_length(run, test_ns, loops_factor, count).items():
+        best, at = best_loop(acc.seq_acc)
+        out[n] = {"acc": float(acc.seq_acc[run.config.loops_at(n) - 1]), "best": best, "best_loop": at}
+    return out
+
+
 @torch.no_grad()
 def _all_loop_logits(model, tokens: torch.Tensor, T: int) -> torch.Tensor:
     """model(tokens, T, all_loops=True) (T, B, N, C), the same bits, run as `fixedpoint.best_accuracy`

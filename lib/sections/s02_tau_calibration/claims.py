@@ -1,11 +1,12 @@
 """02's claims (Paper A §5): tau reads a serial control as serial and a shortcut as flat, free-trained
-tied models as serial, and damage cones spread at tau's speed. Their confirmatory tests are the
-C03-budget study's (`s03_budget_law.claims.CONFIRMATORY`).
+tied models as serial, and damage cones spread at tau's speed. The controls' confirmatory tests are
+C43-controls' (below); the free models' and the cones' are the C03-budget study's
+(`s03_budget_law.claims.CONFIRMATORY`).
 """
 from __future__ import annotations
 
 from ...instruments.head import decoder_valid
-from ...rules import Claim
+from ...rules import Claim, ConfirmatoryTest
 
 CLAIMS = (
     Claim("streaming_slope", 5, "A §5", "tau reads the streaming positive control as serial", "slope 1.0 loop/position",
@@ -34,3 +35,14 @@ RULE_CHANGES = (
     ("free_linear_fraction_uncapped", "reproduced", "2026-12-04", "decoder validity (R37-gates: the readout must read "
      "position 1 at loop 1); read uncapped (R37-uncapped): with the schedule's loops tau(last) cannot exceed the loop count"),
 )
+
+
+# C43-controls (its entry in paper/PREREGISTRATION.md): 02's tolerances on reserved seeds
+_READ = "≥ 2 of 3 runs read (learned, ≥ 16 solved inputs, readout valid at loop 1)"
+CONFIRMATORY = {
+    "streaming_slope": ConfirmatoryTest("C43-controls", "streaming_slope", lambda v: 0.9 <= v <= 1.1,
+                                        lambda v: 0.7 <= v <= 1.3, _READ, lambda r: r["streaming_runs_read"] >= 2,
+                                        ("streaming_slopes_by_seed",)),
+    "shortcut_slope": ConfirmatoryTest("C43-controls", "shortcut_slope", lambda v: abs(v) <= 0.1, lambda v: abs(v) <= 0.25,
+                                       _READ, lambda r: r["shortcut_runs_read"] >= 2, ("shortcut_slopes_by_seed",)),
+}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...config import RunConfig
-from ..common import check_params, law_settled, profile_base, streaming_controls
+from ..common import STUDY_MODE, check_params, law_settled, profile_base, reserved_seeds, streaming_controls
 
 
 @dataclass(frozen=True)
@@ -40,3 +40,24 @@ def calibration(profile: str, seeds=(0,)) -> CalibrationPlan:
     # tau against n is read inside the training range here (the calibration is in distribution); beyond it: 04
     test_ns = tuple(range(2, n + 1)) if profile == "quick" else (8, 12, 16, 24, 32, 48, 64)
     return CalibrationPlan(streaming, shortcut, free, test_ns, 512 if profile == "quick" else 1024, 32, 0.5, 1.0)
+
+
+# The C43-controls study (paper/PREREGISTRATION.md): the streaming control is read on C05-wall's
+# streaming runs (trained for that study, read here too); the shortcut control is trained anew.
+STUDY_SHORTCUT_SEEDS = reserved_seeds(180, 3)
+
+
+def study_controls() -> dict[str, tuple[RunConfig, ...]]:
+    """kind -> the control's runs: "streaming" (C05-wall's, seeds 100-102), "shortcut" (02's quick
+    increment control on STUDY_SHORTCUT_SEEDS, STUDY_MODE, experiment `confirm_controls`)."""
+    from ..s05_operator_wall.plan import study_streaming
+    shortcut = calibration("quick").shortcut[0]
+    return {"streaming": tuple(stream for _, stream in study_streaming()),
+            "shortcut": tuple(replace(shortcut, experiment="confirm_controls", seed=s, mode=STUDY_MODE)
+                              for s in STUDY_SHORTCUT_SEEDS)}
+
+
+def study() -> tuple[RunConfig, ...]:
+    """The C43-controls runs: the shortcut runs first (the streaming ones are C05-wall's, queued there)."""
+    runs = study_controls()
+    return runs["shortcut"] + runs["streaming"]

@@ -3,11 +3,12 @@ runs themselves, `common.prefix_sums_runs`, are 09's grid base too), and the pub
 the user supplies them."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...config import RunConfig
 from .. import common
-from ..common import E2H_SEEDS, PREFIX_SUMS_EVAL_COUNT, check_params, prefix_sums_lengths, prefix_sums_runs
+from ..common import (E2H_SEEDS, PREFIX_SUMS_EVAL_COUNT, STUDY_MODE, check_params, prefix_sums_lengths, prefix_sums_runs,
+                      reserved_seeds)
 
 
 def prefix_sums_recipe(profile: str) -> str:
@@ -51,3 +52,29 @@ def easy_to_hard(profile: str, seeds=None) -> EasyToHardPlan:
     chess = tuple(RunConfig(**board, **CHESS_SIZE[profile], seed=s) for s in seeds)
     return EasyToHardPlan(prefix_sums_runs(profile, seeds), prefix_sums_lengths(profile), 1.5,
                           PREFIX_SUMS_EVAL_COUNT[profile], 0.9, chess)
+
+
+# The C43-easy-to-hard study (paper/PREREGISTRATION.md): 08's quick recipe with P43-pilots' picked
+# learning rate and budget. The candidates are searches/p43_pilots.py's (held equal by
+# tests/test_e2h_confirm.py); E2H_CONFIRM_PICK is the pilot's logged pick once it is read, None before.
+STUDY_SEEDS = reserved_seeds(170, 4)
+E2H_CANDIDATES = {"lr1e-3_8k": (1e-3, 8000), "lr3e-4_16k": (3e-4, 16000), "lr1e-4_32k": (1e-4, 32000)}
+E2H_CONFIRM_PICK: str | None = None
+
+
+def confirm_recipe(pick: str | None = None) -> RunConfig | None:
+    """08's quick run (seed 0, no experiment change) with the picked lr and budget; None before the pick."""
+    pick = E2H_CONFIRM_PICK if pick is None else pick
+    if pick is None:
+        return None
+    if pick not in E2H_CANDIDATES:
+        raise ValueError(f"pick: unknown {pick!r}; allowed: {sorted(E2H_CANDIDATES)}")
+    lr, steps = E2H_CANDIDATES[pick]
+    return replace(prefix_sums_runs("quick", (0,))[0], lr=lr, max_steps=steps)
+
+
+def study(pick: str | None = None) -> tuple[RunConfig, ...]:
+    """The C43-easy-to-hard runs (empty before P43's pick)."""
+    base = confirm_recipe(pick)
+    return () if base is None else tuple(replace(base, experiment="confirm_easy_to_hard", seed=s, mode=STUDY_MODE)
+                                         for s in STUDY_SEEDS)

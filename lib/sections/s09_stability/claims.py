@@ -2,7 +2,7 @@
 points and extrapolation; internal against external recall, on prefix sums and on sudoku)."""
 from __future__ import annotations
 
-from ...rules import Claim
+from ...rules import Claim, ConfirmatoryTest
 from .read import SCORES      # a configuration "scores" at a length (09's comparison rule)
 
 
@@ -40,3 +40,26 @@ CLAIMS = (
           "some configuration solves whole boards (else both read 0: a tie)",
           lambda r: max(r["sudoku_board"].values()) > 0, partly="difference > 0 (best loop: an upper bound)"),
 )
+
+
+# C43-recall (B1, B1c, B2, B4) and C43-sudoku (its entries in paper/PREREGISTRATION.md). B1's score: 1
+# reproduced, 0.5 partly, 0 not reproduced; sudoku's: 1 reproduced, else the difference below 0.1
+CONFIRMATORY = {
+    # B1c (Paper B's cosine reach) is the qualifier row's rule: its score is printed beside B1's verdict,
+    # as the ledger prints a qualifier in the row it qualifies
+    "best_is_recall_outer": ConfirmatoryTest("C43-recall", "recall_outer_score", lambda v: v == 1.0, lambda v: v == 0.5,
+                                             beside=("recall_outer_score_cosine", "best_configuration", "compared_at_n",
+                                                     "stable_share")),
+    "no_recall_distinct_fraction": ConfirmatoryTest("C43-recall", "no_recall_distinct_fraction", lambda v: v <= 0.5,
+                                                    lambda v: v < 1.0, "every no-recall (outer norm) seed reaches a fixed "
+                                                    "point on ≥ half its inputs", lambda r: r["no_recall_reached_min"] >= 0.5,
+                                                    ("no_recall_no_outer_distinct_fraction",)),
+    "internal_minus_external": ConfirmatoryTest("C43-recall", "internal_minus_external", lambda v: v >= -0.1,
+                                                lambda v: v >= -0.3, "both recalls (outer norm) score ≥ 0.05 at n = 32",
+                                                lambda r: r["both_recalls_score"],
+                                                ("recall_seeds_at_L", "internal_minus_external_at_64")),
+    "sudoku_internal_minus_external": ConfirmatoryTest("C43-sudoku", "sudoku_score", lambda v: v == 1.0, lambda v: v > 0,
+                                                       "some run solves whole boards at 34 givens",
+                                                       lambda r: r["sudoku_solves_training_boards"],
+                                                       ("sudoku_internal_minus_external", "sudoku_separated")),
+}

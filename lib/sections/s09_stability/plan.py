@@ -8,7 +8,9 @@ from typing import NamedTuple
 
 from ...config import RunConfig
 from ...model import NORM_KINDS, NORMS, PRESETS
-from ..common import E2H_SEEDS, PREFIX_SUMS_EVAL_COUNT, check_params, prefix_sums_lengths, prefix_sums_runs
+from ..common import (E2H_SEEDS, PREFIX_SUMS_EVAL_COUNT, STUDY_MODE, check_params, prefix_sums_lengths, prefix_sums_runs,
+                      reserved_seeds)
+from ..s08_easy_to_hard.plan import confirm_recipe
 
 
 class Knobs(NamedTuple):
@@ -132,3 +134,52 @@ def stability(profile: str, seeds=None) -> StabilityPlan:
     sudoku = {recall: tuple(replace(board, injection=RECALLS[recall], seed=s) for s in seeds)
               for recall in ("external", "internal")}
     return StabilityPlan(runs, prefix_sums_lengths(profile), 4, PREFIX_SUMS_EVAL_COUNT[profile], sudoku, (TRAIN_GIVENS,) + HARDER_GIVENS, base)
+
+
+# The C43-recall and C43-sudoku studies (paper/PREREGISTRATION.md). C43-recall: Paper B's recall x outer
+# norm on C43-easy-to-hard's recipe (P43's prefix-sums pick). C43-sudoku: each recall at P43's sudoku
+# pick for it; the candidates are searches/p43_pilots.py's (held equal by tests/test_e2h_confirm.py) and
+# SUDOKU_CONFIRM_PICKS is the pilot's logged pick {recall: candidate} once read, None before.
+RECALL_STUDY_SEEDS = reserved_seeds(175, 3)
+RECALL_STUDY_KNOBS = tuple(Knobs(recall, outer) for recall in RECALLS for outer in (False, True))
+SUDOKU_STUDY_SEEDS = reserved_seeds(185, 3)
+SUDOKU_CANDIDATES = {"lr1e-3_4k": (1e-3, 4000), "lr3e-4_4k": (3e-4, 4000), "lr1e-3_8k": (1e-3, 8000),
+                     "lr3e-4_8k": (3e-4, 8000)}
+SUDOKU_CONFIRM_PICKS: dict[str, str] | None = None
+
+
+def recall_study_runs(pick: str | None = None) -> dict:
+    """Knobs -> the configuration's runs (RECALL_STUDY_SEEDS, STUDY_MODE, experiment `confirm_recall`,
+    1 layer); empty before P43's prefix-sums pick."""
+    base = confirm_recipe(pick)
+    if base is None:
+        return {}
+    return {k: tuple(replace(with_knobs(base, k), n_layers=1, experiment="confirm_recall", seed=s, mode=STUDY_MODE)
+                     for s in RECALL_STUDY_SEEDS) for k in RECALL_STUDY_KNOBS}
+
+
+def recall_study(pick: str | None = None) -> tuple[RunConfig, ...]:
+    """The C43-recall queue: seed by seed, the six configurations within a seed."""
+    runs = recall_study_runs(pick)
+    return tuple(cfgs[i] for i in range(len(RECALL_STUDY_SEEDS)) for cfgs in runs.values())
+
+
+def sudoku_study_runs(picks: dict | None = None) -> dict:
+    """recall -> its runs at P43's pick for it (SUDOKU_STUDY_SEEDS, STUDY_MODE, experiment
+    `confirm_sudoku`); empty before the pick."""
+    picks = SUDOKU_CONFIRM_PICKS if picks is None else picks
+    if picks is None:
+        return {}
+    if set(picks) != {"external", "internal"} or not set(picks.values()) <= set(SUDOKU_CANDIDATES):
+        raise ValueError(f"picks: one of {sorted(SUDOKU_CANDIDATES)} for each of external and internal, got {picks}")
+    board = replace(sudoku_base("quick"), **SUDOKU_PICK[1])
+    return {recall: tuple(replace(board, injection=RECALLS[recall], lr=SUDOKU_CANDIDATES[picks[recall]][0],
+                                  max_steps=SUDOKU_CANDIDATES[picks[recall]][1], experiment="confirm_sudoku", seed=s,
+                                  mode=STUDY_MODE) for s in SUDOKU_STUDY_SEEDS)
+            for recall in ("external", "internal")}
+
+
+def sudoku_study(picks: dict | None = None) -> tuple[RunConfig, ...]:
+    """The C43-sudoku queue: seed by seed, external then internal within a seed."""
+    runs = sudoku_study_runs(picks)
+    return tuple(cfgs[i] for i in range(len(SUDOKU_STUDY_SEEDS)) for cfgs in runs.values())

@@ -1,0 +1,67 @@
+"""The C43-controls entry's readings (paper/PREREGISTRATION.md): tau's two calibration controls on
+reserved seeds, the streaming control on C05-wall's streaming runs and the shortcut control trained anew.
+
+Per run, 02's `read.control_reading` (tau at the run's contract over 512 in-distribution words, the
+streaming runs read with their schedule): a run is *read* when it learned (solved fraction >= 0.9), has
+>= 16 solved inputs and its readout reads position 1 right after loop 1 on >= 0.9 of them; its value is
+the slope of tau against position. The entry's value per control is the mean slope over the read runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import reading_cache, store
+from ...instruments import head
+from ...rules import print_confirmatory, record_confirmatory
+from . import plan
+from .claims import CONFIRMATORY
+from .read import control_reading
+
+ENTRY = "C43-controls"
+LEARNED = 0.9
+EVAL_COUNT = 512
+MIN_READ = 2               # runs read for a control's value (of 3)
+READING_VERSION = 1
+
+
+def control_row(run) -> dict:
+    """One control run: solved fraction, solved inputs, the readout's validity and the slope of tau
+    (kept beside the run)."""
+    def compute():
+        t = control_reading(run, EVAL_COUNT)
+        return {"solved_fraction": t.solved_fraction, "n_solved": t.n_solved,
+                "position1_first_loop": float(t.position1_first_loop) if t.n_solved else None,
+                "slope": float(t.v_tau.slope) if t.n_solved >= head.MIN_SOLVED else None}
+    r = reading_cache.reading(run, "control-slope", READING_VERSION, compute, params={"eval_count": EVAL_COUNT})
+    read = (r["solved_fraction"] >= LEARNED and r["n_solved"] >= head.MIN_SOLVED
+            and head.decoder_valid(r["position1_first_loop"]))
+    return {**r, "seed": run.config.seed, "read": bool(read)}
+
+
+def controls_confirm_results(rows: dict) -> dict:
+    """rows: kind ("streaming", "shortcut") -> its runs' `control_row`s. The mean slope over the read runs
+    of each control, with the count read and every run's slope."""
+    out = {}
+    for kind, rs in rows.items():
+        read = [r["slope"] for r in rs if r["read"]]
+        out[f"{kind}_runs_read"] = len(read)
+        out[f"{kind}_slope"] = round(float(np.mean(read)), 3) if len(read) >= MIN_READ else None
+        out[f"{kind}_slopes_by_seed"] = {str(r["seed"]): None if r["slope"] is None else round(r["slope"], 3) for r in rs}
+    return out
+
+
+def show(profile: str = "quick") -> dict | None:
+    """Notebook 02's confirmatory section for the controls: once every run is stored, read them, record
+    the readings and print them with the verdicts; until then say how many are in and record nothing."""
+    runs = plan.study_controls()
+    study = [c for cfgs in runs.values() for c in cfgs]
+    waiting = [c for c in study if not store.is_done(c)]
+    print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored (the streaming ones are C05-wall's)"
+          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    if waiting:
+        return None
+    out = controls_confirm_results({kind: [control_row(store.load_run(c)) for c in cfgs] for kind, cfgs in runs.items()})
+    record_confirmatory(ENTRY, out)
+    print(out)
+    print_confirmatory(CONFIRMATORY)
+    return out

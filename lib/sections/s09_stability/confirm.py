@@ -1,0 +1,121 @@
+"""The C43-recall and C43-sudoku entries' readings (paper/PREREGISTRATION.md): Paper B's claims on
+reserved seeds.
+
+C43-recall, per run: 09's `read.kept_summary` (reach by our relative step and by Paper B's cosine, the
+spectral radius rho, input dependence; the loop run 4·T_train loops on 128 inputs) and whole-word
+accuracy at n = 32 (the comparison length L, fixed in the entry) and 64 after exactly `loops_at(n)` loops
+(`extrapolation.at_the_schedules_loops`, the best of a 1.5x scan beside it as an upper bound).
+C43-sudoku, per run: 09's `read.sudoku_readings` (board and blank-cell accuracy after every loop up to
+2·T_train on 256 unseen boards at 34, 28 and 24 givens), read at exactly T_train loops.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import reading_cache, store
+from ...instruments.extrapolation import at_the_schedules_loops
+from ...rules import print_confirmatory, record_confirmatory
+from . import plan
+from .claims import CONFIRMATORY
+from .read import EXTRAPOLATION_FACTOR, SCORES, configuration_label, kept_summary, stable_fixed_points, sudoku_readings
+
+RECALL_ENTRY, SUDOKU_ENTRY = "C43-recall", "C43-sudoku"
+L, TEST_NS = 32, (32, 64)
+LONG_FACTOR, EVAL_COUNT = 4, 512
+MARGIN = 0.05              # B1: the best configuration's lead over every one lacking recall or outer norm
+SUDOKU_GIVENS, SUDOKU_SCAN = (34, 28, 24), 2
+READING_VERSION = 1
+
+
+def recall_row(run, knobs) -> dict:
+    """One run of the recall grid (both readings kept beside the run)."""
+    s = kept_summary(run, TEST_NS, LONG_FACTOR, EVAL_COUNT)
+    at = reading_cache.reading(
+        run, "recall-at-schedule", READING_VERSION,
+        lambda: {str(n): r for n, r in at_the_schedules_loops(run, TEST_NS, EXTRAPOLATION_FACTOR, EVAL_COUNT).items()},
+        params={"test_ns": list(TEST_NS), "scan_factor": EXTRAPOLATION_FACTOR, "eval_count": EVAL_COUNT})
+    return {"knobs": knobs, "seed": run.config.seed, "stable": stable_fixed_points(s),
+            "stable_cosine": stable_fixed_points(s, "reach_cosine"), "reached": s["reach"].reached_fraction,
+            "distinct": s["dep"].distinct_fixed_points / s["dep"].n_inputs,
+            "acc": {int(n): r["acc"] for n, r in at.items()}, "best": {int(n): r["best"] for n, r in at.items()}}
+
+
+def _b1(rows: list[dict], means: dict, stable_key: str) -> float | None:
+    """Rule B1 as a score: 1 reproduced, 0.5 partly, 0 not reproduced, None not measured."""
+    if max(means.values()) < SCORES:
+        return None
+    best = max(means, key=means.get)
+    if best.recall == "none" or not best.outer_norm:
+        return 0.0
+    lacking = [m for k, m in means.items() if k.recall == "none" or not k.outer_norm]
+    every_seed_stable = all(r[stable_key] for r in rows if r["knobs"] == best)
+    return 1.0 if every_seed_stable and means[best] - max(lacking) >= MARGIN else 0.5
+
+
+def recall_confirm_results(rows: list[dict]) -> dict:
+    keys = list(dict.fromkeys(r["knobs"] for r in rows))
+    mean = lambda k, f: float(np.mean([f(r) for r in rows if r["knobs"] == k]))      # noqa: E731
+    at = {n: {k: mean(k, lambda r: r["acc"][n]) for k in keys} for n in TEST_NS}
+    find = lambda recall, outer: next(k for k in keys if (k.recall, k.outer_norm) == (recall, outer))  # noqa: E731
+    internal, external, none_outer = find("internal", True), find("external", True), find("none", True)
+    label = configuration_label
+    return {
+        "compared_at_n": L,
+        "mean_at_loops": {label(k): {str(n): round(at[n][k], 3) for n in TEST_NS} for k in keys},
+        "best_configuration": label(max(at[L], key=at[L].get)),
+        "recall_outer_score": _b1(rows, at[L], "stable"), "recall_outer_score_cosine": _b1(rows, at[L], "stable_cosine"),
+        "stable_share": {label(k): round(mean(k, lambda r: float(r["stable"])), 3) for k in keys},
+        "no_recall_distinct_fraction": round(mean(none_outer, lambda r: r["distinct"]), 3),
+        "no_recall_reached_min": round(min(r["reached"] for r in rows if r["knobs"] == none_outer), 3),
+        "no_recall_no_outer_distinct_fraction": round(mean(find("none", False), lambda r: r["distinct"]), 3),
+        "internal_minus_external": round(at[L][internal] - at[L][external], 3),
+        "both_recalls_score": bool(min(at[L][internal], at[L][external]) >= SCORES),
+        "internal_minus_external_at_64": round(at[64][internal] - at[64][external], 3),
+        "recall_seeds_at_L": {label(k): [round(r["acc"][L], 3) for r in rows if r["knobs"] == k] for k in (internal, external)},
+    }
+
+
+def sudoku_confirm_results(boards: dict) -> dict:
+    """boards: (recall, seed, givens) -> whole-board accuracy after T_train loops."""
+    seeds = {rc: sorted({s for r, s, _ in boards if r == rc}) for rc in ("internal", "external")}
+    harder = [g for g in SUDOKU_GIVENS if g != SUDOKU_GIVENS[0]]
+    per_seed = {rc: [float(np.mean([boards[(rc, s, g)] for g in harder])) for s in ss] for rc, ss in seeds.items()}
+    value = float(np.mean(per_seed["internal"]) - np.mean(per_seed["external"]))
+    separated = min(per_seed["internal"]) > max(per_seed["external"])
+    return {"sudoku_internal_minus_external": round(value, 3), "sudoku_separated": bool(separated),
+            # the rule as a score: 1 reproduced (>= 0.1 and complete separation); else the difference, below 0.1
+            "sudoku_score": 1.0 if value >= 0.1 and separated else round(min(value, 0.099), 3),
+            "sudoku_solves_training_boards": bool(max(v for (_, _, g), v in boards.items() if g == SUDOKU_GIVENS[0]) > 0),
+            "sudoku_harder_by_seed": {rc: [round(v, 3) for v in vs] for rc, vs in per_seed.items()},
+            "sudoku_board_at_T_train": {f"{rc}, {g} givens": round(float(np.mean([v for (r, _, gg), v in boards.items()
+                                                                                   if r == rc and gg == g])), 3)
+                                        for rc in seeds for g in SUDOKU_GIVENS}}
+
+
+def _waiting(entry: str, study, pick_name: str) -> bool:
+    if not study:
+        print(f"{entry}: waiting for P43-pilots' pick ({pick_name} is not recorded yet; no runs listed)")
+        return True
+    waiting = [c for c in study if not store.is_done(c)]
+    print(f"{entry}: {len(study) - len(waiting)} of {len(study)} runs stored"
+          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    return bool(waiting)
+
+
+def show(profile: str = "quick") -> dict:
+    """Notebook 09's confirmatory section: each study read once all its runs are stored (readings
+    recorded for the ledger, verdicts printed); until then what is missing, and nothing recorded."""
+    out = {}
+    if not _waiting(RECALL_ENTRY, plan.recall_study(), "s08 plan.E2H_CONFIRM_PICK"):
+        rows = [recall_row(store.load_run(c), k) for k, cfgs in plan.recall_study_runs().items() for c in cfgs]
+        out[RECALL_ENTRY] = recall_confirm_results(rows)
+        record_confirmatory(RECALL_ENTRY, out[RECALL_ENTRY])
+        print(out[RECALL_ENTRY])
+    if not _waiting(SUDOKU_ENTRY, plan.sudoku_study(), "plan.SUDOKU_CONFIRM_PICKS"):
+        runs = {rc: [store.load_run(c) for c in cfgs] for rc, cfgs in plan.sudoku_study_runs().items()}
+        readings = sudoku_readings(runs, SUDOKU_GIVENS, SUDOKU_SCAN)
+        out[SUDOKU_ENTRY] = sudoku_confirm_results({k: float(r["board"][r["T"] - 1]) for k, r in readings.items()})
+        record_confirmatory(SUDOKU_ENTRY, out[SUDOKU_ENTRY])
+        print(out[SUDOKU_ENTRY])
+    print_confirmatory(CONFIRMATORY)
+    return out

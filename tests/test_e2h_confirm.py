@@ -1,0 +1,165 @@
+"""The C43 studies built on P43-pilots (easy-to-hard, recall, sudoku) and C43-controls: their plans keep
+the pilot's recipes and candidates (only seeds, experiment and mode differ), and the recorded picks are the
+pilot's logged ones (None before it is read)."""
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from lib import confirmatory
+from lib.sections.s02_tau_calibration import plan as s02
+from lib.sections.s05_operator_wall import plan as s05
+from lib.sections.s08_easy_to_hard import plan as s08
+from lib.sections.s09_stability import plan as s09
+from searches import p43_pilots
+
+RESULTS = Path(__file__).parents[1] / "searches" / "results"
+
+
+def _logged_pick(part: str):
+    log = RESULTS / f"{part}.jsonl"
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    picks = [r for r in rows if r.get("kind") == "pick"]
+    return picks[-1]["pick"] if picks else None
+
+
+def _same_recipe(a, b):
+    return replace(a, experiment="x", seed=0, mode="") == replace(b, experiment="x", seed=0, mode="")
+
+
+def test_the_candidates_and_recorded_picks_are_the_pilots():
+    assert s08.E2H_CANDIDATES == p43_pilots.PREFIX_SUMS_CANDIDATES
+    assert s09.SUDOKU_CANDIDATES == p43_pilots.SUDOKU_CANDIDATES
+    assert s08.E2H_CONFIRM_PICK == _logged_pick(p43_pilots.PREFIX_SUMS)
+    assert s09.SUDOKU_CONFIRM_PICKS == _logged_pick(p43_pilots.SUDOKU)
+    for entry in ("C43-easy-to-hard", "C43-recall", "C43-sudoku", "C43-controls"):
+        assert confirmatory.study(entry) == confirmatory.STUDIES[entry]()
+
+
+@pytest.mark.parametrize("pick", sorted(s08.E2H_CANDIDATES))
+def test_easy_to_hard_and_recall_runs_are_the_pilots_recipe_at_its_pick(pick):
+    pilot = p43_pilots.prefix_sums_runs()[pick][0]
+    runs = s08.study(pick)
+    assert [c.seed for c in runs] == [170, 171, 172, 173] and all(_same_recipe(c, pilot) for c in runs)
+    recall = s09.recall_study_runs(pick)
+    assert len(recall) == 6 and all(len(cfgs) == 3 for cfgs in recall.values())
+    for knobs, cfgs in recall.items():
+        assert all(_same_recipe(c, replace(s09.with_knobs(pilot, knobs), n_layers=1)) for c in cfgs)
+    assert {(k.recall, k.outer_norm) for k in recall} == {(r, o) for r in ("none", "external", "internal") for o in (False, True)}
+
+
+def test_sudoku_runs_are_the_pilots_recipe_at_each_recalls_pick():
+    picks = {"external": "lr1e-3_4k", "internal": "lr3e-4_8k"}
+    runs = s09.sudoku_study_runs(picks)
+    pilot = p43_pilots.sudoku_runs()
+    for recall, cfgs in runs.items():
+        assert [c.seed for c in cfgs] == [185, 186, 187]
+        assert all(_same_recipe(c, pilot[(recall, picks[recall])][0]) for c in cfgs)
+    with pytest.raises(ValueError, match="picks: one of"):
+        s09.sudoku_study_runs({"external": "lr1e-2_4k", "internal": "lr3e-4_8k"})
+
+
+def test_the_controls_read_c05s_streaming_runs_and_train_only_the_shortcut():
+    runs = s02.study_controls()
+    assert runs["streaming"] == tuple(stream for _, stream in s05.study_streaming())
+    assert [c.seed for c in runs["shortcut"]] == [180, 181, 182]
+    assert all(_same_recipe(c, s02.calibration("quick").shortcut[0]) for c in runs["shortcut"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the readings on constructed rows, the entries' rules applied through the ledger
+
+from lib import claims, rules                                                       # noqa: E402
+from lib.sections.s02_tau_calibration.confirm import controls_confirm_results     # noqa: E402
+from lib.sections.s08_easy_to_hard.confirm import e2h_confirm_results             # noqa: E402
+from lib.sections.s09_stability.confirm import recall_confirm_results, sudoku_confirm_results  # noqa: E402
+
+
+def conf(entry, results, key):
+    rules.record_confirmatory(entry, results)
+    return claims.confirmatory_verdict(claims.claim(key))[0]
+
+
+def test_the_controls_read_their_slopes_and_need_two_runs_read(store_root):
+    row = lambda seed, slope, read=True: {"seed": seed, "slope": slope, "read": read}       # noqa: E731
+    r = controls_confirm_results({"streaming": [row(100, 1.0), row(101, 1.05), row(102, None, False)],
+                                  "shortcut": [row(180, 0.0), row(181, 0.3, False), row(182, None, False)]})
+    assert r["streaming_slope"] == 1.025 and r["shortcut_slope"] is None and r["shortcut_runs_read"] == 1
+    assert conf("C43-controls", r, "streaming_slope") == "reproduced"
+    assert conf("C43-controls", r, "shortcut_slope") == "not measured"
+
+
+def e2h_row(seed, acc64, best=1.0):
+    return {"seed": seed, "in_acc": 1.0, "by_n": {n: {"acc": acc64 if n == 64 else 1.0, "best": best, "best_loop": 3}
+                                                 for n in (32, 64, 128)}}
+
+
+def test_easy_to_hard_is_judged_on_its_worst_seed_at_the_schedules_loops(store_root):
+    r = e2h_confirm_results([e2h_row(170 + i, a) for i, a in enumerate((1.0, 0.95, 0.92, 0.91))])
+    assert r["e2h_4x_min_at_loops"] == 0.91 and conf("C43-easy-to-hard", r, "e2h_4x_best_acc") == "reproduced"
+    r = e2h_confirm_results([e2h_row(170 + i, a) for i, a in enumerate((1.0, 1.0, 1.0, 0.4))])
+    assert conf("C43-easy-to-hard", r, "e2h_4x_best_acc") == "not reproduced"      # one seed refutes "every seed"
+
+
+def recall_rows(acc, stable=True, distinct=1.0):
+    """acc: (recall, outer) -> accuracy at n = 32 for every seed."""
+    from lib.sections.s09_stability.plan import Knobs
+    return [{"knobs": Knobs(rc, o), "seed": s, "stable": stable and o, "stable_cosine": stable and o, "reached": 1.0,
+             "distinct": distinct, "acc": {32: a, 64: a / 2}, "best": {32: a, 64: a}}
+            for (rc, o), a in acc.items() for s in (175, 176, 177)]
+
+
+GRID = {(rc, o): 0.3 for rc in ("none", "external", "internal") for o in (False, True)}
+
+
+def test_recall_b1_needs_the_best_to_have_recall_outer_norm_stable_points_and_a_lead(store_root):
+    r = recall_confirm_results(recall_rows({**GRID, ("internal", True): 0.7, ("external", True): 0.65}))
+    assert r["recall_outer_score"] == 1.0 and conf("C43-recall", r, "best_is_recall_outer") == "reproduced"
+    assert r["internal_minus_external"] == 0.05 and conf("C43-recall", r, "internal_minus_external") == "reproduced"
+    r = recall_confirm_results(recall_rows({**GRID, ("internal", True): 0.32}))     # a lead of 0.02: partly
+    assert conf("C43-recall", r, "best_is_recall_outer") == "partly"
+    r = recall_confirm_results(recall_rows({**GRID, ("none", False): 0.9}))
+    assert conf("C43-recall", r, "best_is_recall_outer") == "not reproduced"
+    r = recall_confirm_results(recall_rows({k: 0.01 for k in GRID}))               # nothing scores: no ranking
+    assert conf("C43-recall", r, "best_is_recall_outer") == "not measured"
+    assert conf("C43-recall", r, "internal_minus_external") == "not measured"
+
+
+def test_recall_b2_reads_distinct_fixed_points_without_recall(store_root):
+    r = recall_confirm_results(recall_rows(GRID, distinct=0.25))
+    assert r["no_recall_distinct_fraction"] == 0.25 and conf("C43-recall", r, "no_recall_distinct_fraction") == "reproduced"
+    r = recall_confirm_results(recall_rows(GRID, distinct=1.0))
+    assert conf("C43-recall", r, "no_recall_distinct_fraction") == "not reproduced"
+
+
+def test_sudoku_needs_a_lead_with_complete_separation_and_solved_training_boards(store_root):
+    boards = lambda internal, external: {(rc, s, g): (v if g != 34 else 0.9)                  # noqa: E731
+                                         for rc, vals in (("internal", internal), ("external", external))
+                                         for s, v in zip((185, 186, 187), vals) for g in (34, 28, 24)}
+    r = sudoku_confirm_results(boards((0.5, 0.6, 0.4), (0.1, 0.0, 0.2)))
+    assert r["sudoku_internal_minus_external"] == 0.4 and conf("C43-sudoku", r, "sudoku_internal_minus_external") == "reproduced"
+    r = sudoku_confirm_results(boards((0.5, 0.6, 0.1), (0.2, 0.0, 0.0)))           # overlap: partly
+    assert not r["sudoku_separated"] and conf("C43-sudoku", r, "sudoku_internal_minus_external") == "partly"
+    r = sudoku_confirm_results({k: 0.0 for k in boards((0, 0, 0), (0, 0, 0))})
+    assert conf("C43-sudoku", r, "sudoku_internal_minus_external") == "not measured"
+
+
+def test_the_per_run_readers_read_stored_runs(store_root, monkeypatch):
+    from lib import profiles, store
+    from lib.sections.s02_tau_calibration import confirm as c02
+    from lib.sections.s08_easy_to_hard import confirm as c08
+    from lib.sections.s09_stability import confirm as c09
+    from lib.sections.s02_tau_calibration.confirm import control_row
+    from lib.sections.s08_easy_to_hard.confirm import seed_row
+    from lib.sections.s09_stability.confirm import recall_row
+    for module in (c02, c08, c09):                       # the readers' plumbing, on a smoke model at small sizes
+        monkeypatch.setattr(module, "EVAL_COUNT", 16)
+    monkeypatch.setattr(c08, "TEST_NS", (6, 8))
+    monkeypatch.setattr(c09, "TEST_NS", (6, 8))
+    monkeypatch.setattr(c09, "LONG_FACTOR", 2)
+    base = replace(profiles.SMOKE_BASE, task="prefix_sums", n_train=4, T_train=4, max_steps=10, seed=5)
+    run = store.get_or_train(base)
+    assert set(seed_row(run)["by_n"]) == {6, 8}
+    assert {"stable", "distinct", "acc"} <= set(recall_row(run, s09.Knobs("none", False)))
+    assert isinstance(control_row(run)["read"], bool)
