@@ -139,8 +139,8 @@ def spearman_permutation_p(x, y, n_resamples: int = 20_000, seed: int = 0) -> fl
     """Two-sided p of Spearman's rho by a permutation test over pairings (scipy's `permutation_test`,
     `n_resamples` seeded random pairings: 16 cases have 16! of them)."""
     a, b = np.asarray(x, float), np.asarray(y, float)
-    if a.shape != b.shape or len(a) < 3:
-        raise ValueError(f"x, y: equal lengths >= 3, got {a.shape} and {b.shape}")
+    if a.shape != b.shape or len(a) < 3 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError(f"x, y: finite, equal lengths >= 3, got {a.shape} and {b.shape}")
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         raise ValueError("x, y: a constant variable has no rank correlation")
 

@@ -81,11 +81,14 @@ def test_the_lottery_rule_needs_five_scratch_failures_and_reads_each_band(store_
     assert conf(r, "anneal_minus_scratch") == "not reproduced"
 
 
-def test_too_few_valid_readouts_leave_transfer_unmeasured(store_root):
+def test_too_few_valid_readouts_leave_transfer_unmeasured_and_unlearned_runs_count_against_it(store_root):
     lottery = [reading(150 + i, True, 3000, valid=i < 7, v=8 / 3) for i in range(12)]
     scratch = [reading(150 + i, i < 6, 8000) for i in range(12)]
     r = annealing_confirm_results(lottery, scratch, previous_demand=2.0)
-    assert r["valid_lottery_runs"] == 7 and conf(r, "anneal_transfer_fraction") == "not measured"
+    assert r["lottery_runs_read"] == 7 and conf(r, "anneal_transfer_fraction") == "not measured"
+    lottery = [reading(150 + i, i < 6, 3000, valid=i < 6, v=8 / 3) for i in range(12)]    # 6 fail, unreadable
+    r = annealing_confirm_results(lottery, scratch, previous_demand=2.0)
+    assert r["lottery_runs_read"] == 12 and r["transferred_share"] == 0.5
     with pytest.raises(ValueError, match="same seed order"):
         annealing_confirm_results(lottery, scratch[::-1], previous_demand=2.0)
 

@@ -45,7 +45,7 @@ def controls_confirm_results(rows: dict) -> dict:
     for kind, rs in rows.items():
         read = [r["slope"] for r in rs if r["read"]]
         out[f"{kind}_runs_read"] = len(read)
-        out[f"{kind}_slope"] = round(float(np.mean(read)), 3) if len(read) >= MIN_READ else None
+        out[f"{kind}_slope"] = float(np.mean(read)) if len(read) >= MIN_READ else None    # judged unrounded
         out[f"{kind}_slopes_by_seed"] = {str(r["seed"]): None if r["slope"] is None else round(r["slope"], 3) for r in rs}
     return out
 

@@ -108,7 +108,7 @@ def budget_confirm_results(readings: list[dict]) -> dict:
     kept = [x for x in good if valid_counts[str(round(x["demand"], 4))] >= 2]
     tau, front = _exponent(kept, "v_tau"), _exponent(kept, "v_frontier")
     unit = [x["v_tau"] for x in good if x["T_train"] == x["n_train"]]
-    mean = lambda xs: round(float(np.mean(xs)), 3) if xs else None           # noqa: E731
+    mean = lambda xs: float(np.mean(xs)) if xs else None           # noqa: E731  (judged unrounded: no band edge moves)
     rescued = [x["rescue"] for x in good]
     halting = [r["late_at_T_star"] for r in rescued if r["late_at_T_star"] is not None]
     ratios = [x["v_cone"] / x["v_tau"] for x in good if np.isfinite(x["v_cone"]) and np.isfinite(x["v_tau"]) and x["v_tau"] > 0]
@@ -134,7 +134,7 @@ def budget_confirm_results(readings: list[dict]) -> dict:
         "best_loop_late_upper_bound": mean([r["best_late"][0] for r in rescued]),
         "free_linear_fraction": mean([x["free_class"] == "linear" for x in good]),
         "free_classes": {f"T={x['T_train']} seed {x['seed']}": x["free_class"] for x in good},
-        "cone_ratio_median": round(float(np.median(ratios)), 3) if ratios else None,
+        "cone_ratio_median": float(np.median(ratios)) if ratios else None,
         "demands_with_cones": len(cone_demands),
     }
 

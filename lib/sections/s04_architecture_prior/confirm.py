@@ -157,13 +157,14 @@ def _extrapolation_rule(learned: dict) -> tuple[float | None, bool, dict]:
     1: every untied seed below every seed of both comparators; 0.5: the untied mean below both
     comparators' means without that; 0: otherwise."""
     at = {f: [r["extrapolation"][str(COMPARE_N)] for r in learned.get(f, [])] for f in ("untied", *COMPARATORS)}
-    means = {f: (round(float(np.mean(v)), 4) if v else None) for f, v in at.items()}
-    comparable = all(len(v) >= 2 and means[f] >= SCORES for f, v in at.items())
+    exact = {f: (float(np.mean(v)) if v else None) for f, v in at.items()}
+    means = {f: (round(m, 4) if m is not None else None) for f, m in exact.items()}      # printed
+    comparable = all(len(v) >= 2 and exact[f] >= SCORES for f, v in at.items())
     if not all(at.values()):
         return None, comparable, means
     if all(u < min(at[f]) for u in at["untied"] for f in COMPARATORS):
         return 1.0, comparable, means
-    return (0.5 if all(means["untied"] < means[f] for f in COMPARATORS) else 0.0), comparable, means
+    return (0.5 if all(exact["untied"] < exact[f] for f in COMPARATORS) else 0.0), comparable, means
 
 
 def study_readings(rows) -> dict:

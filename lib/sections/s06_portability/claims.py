@@ -28,12 +28,12 @@ CONFIRMATORY = {
     # (A): 1 when every valid seed transferred and the lottery runs learn faster than scratch (sign test);
     # else the transferred share, at most 0.5 without "faster" (`confirm.annealing_confirm_results`)
     "anneal_transfer_fraction": ConfirmatoryTest("C41-annealing", "anneal_transfer_score", lambda v: v == 1.0,
-                                                 lambda v: v >= 0.5, "≥ 8 lottery runs with a valid readout",
-                                                 lambda r: r["valid_lottery_runs"] >= 8,
+                                                 lambda v: v >= 0.5, "≥ 8 lottery runs read (unlearned, or learned with "
+                                                 "a valid readout)", lambda r: r["lottery_runs_read"] >= 8,
                                                  ("transferred_share", "faster_than_scratch", "sign_test", "median_steps")),
     # (L): 1 when McNemar's one-sided p < 0.05 and the annealed learned fraction >= 11/12; else the difference
     "anneal_minus_scratch": ConfirmatoryTest("C41-annealing", "anneal_bypass_score", lambda v: v == 1.0, lambda v: v > 0,
-                                             "a lottery contract with power: from-scratch runs fail in ≥ 5 of 12 seeds "
-                                             "and learn in ≥ 1", lambda r: r["lottery_powered"],
+                                             "a lottery contract (P41 found one) with power: from-scratch runs fail "
+                                             "in ≥ 5 of 12 seeds and learn in ≥ 1", lambda r: r["lottery_powered"],
                                              ("anneal_minus_scratch", "scratch_learned_fraction", "mcnemar")),
 }

@@ -6,7 +6,8 @@ same budget), each read for *learned* (its final in-distribution whole-word accu
 to learn (the budget + 1 when it did not) and, for the lottery run, v-hat from the readout's tau at
 n_train with the readout's validity (position 1 right after loop 1 on >= 0.9 of the solved inputs).
 *Transferred* is 06's `read.transferred`: learned T_L with v-hat log-closer to T_L's demand than to
-T = 4's.
+T = 4's; a lottery run that did not learn counts as not transferred, a learned one without a valid
+readout is left out of the share (printed).
 """
 from __future__ import annotations
 
@@ -55,10 +56,12 @@ def annealing_confirm_results(lottery: list[dict], scratch: list[dict], previous
     """The readings rules (A) and (L) consume; `lottery[i]` and `scratch[i]` are seed i's runs."""
     if [r["seed"] for r in lottery] != [r["seed"] for r in scratch]:
         raise ValueError("lottery, scratch: one run each per seed, in the same seed order")
-    valid = [r for r in lottery if r["valid"]]
-    moved = [transferred({"acc": r["acc"], "v": r["v_tau"], "demand": r["demand"]}, previous_demand, LEARNED)
-             for r in valid]
-    share = sum(moved) / len(valid) if valid else None
+    # a lottery run that did not learn has not transferred, whatever its readout; a learned one is read
+    # only with a valid readout (its v-hat decides the re-pricing) (the entry's amendment of 2026-12-05)
+    read = [r for r in lottery if not r["learned"] or r["valid"]]
+    moved = [r["learned"] and transferred({"acc": r["acc"], "v": r["v_tau"], "demand": r["demand"]}, previous_demand, LEARNED)
+             for r in read]
+    share = sum(moved) / len(read) if read else None
     wins = sum(a["steps_to_learn"] < b["steps_to_learn"] for a, b in zip(lottery, scratch))
     losses = sum(a["steps_to_learn"] > b["steps_to_learn"] for a, b in zip(lottery, scratch))
     sign_p = one_sided_binomial_p(wins, losses)
@@ -72,17 +75,18 @@ def annealing_confirm_results(lottery: list[dict], scratch: list[dict], previous
     bypass = mcnemar_p < ALPHA and annealed >= BYPASS_LEARNED - 1e-9
     fails = sum(not s["learned"] for s in scratch)
     return {
-        "seeds": len(lottery), "valid_lottery_runs": len(valid),
-        "transferred_share": None if share is None else round(share, 3),
+        "seeds": len(lottery), "lottery_runs_read": len(read),
+        "learned_without_valid_readout": [r["seed"] for r in lottery if r["learned"] and not r["valid"]],
+        "transferred_share": share,
         "faster_than_scratch": bool(faster), "sign_test": [wins, losses, round(sign_p, 4)],
         # rule (A): every valid seed transferred and faster: 1; else the share, at most 0.5 without "faster"
-        "anneal_transfer_score": None if share is None else round(share if faster else min(share, 0.5), 3),
+        "anneal_transfer_score": None if share is None else (share if faster else min(share, 0.5)),
         "lottery_learned_fraction": round(annealed, 3), "scratch_learned_fraction": round(alone, 3),
         "scratch_fails": fails, "lottery_contract": bool(lottery_contract),
         "lottery_powered": bool(lottery_contract and fails >= MIN_SCRATCH_FAILS and fails < len(scratch)),
-        "mcnemar": [b, c, round(mcnemar_p, 4)], "anneal_minus_scratch": round(diff, 3),
+        "mcnemar": [b, c, round(mcnemar_p, 4)], "anneal_minus_scratch": diff,
         # rule (L): 1 when McNemar p < 0.05 and the annealed fraction >= 11/12; else the difference (< 1)
-        "anneal_bypass_score": 1.0 if bypass else round(min(diff, 0.99), 3),
+        "anneal_bypass_score": 1.0 if bypass else min(diff, 0.99),
         "median_steps": [sorted(r["steps_to_learn"] for r in lottery)[len(lottery) // 2],
                          sorted(r["steps_to_learn"] for r in scratch)[len(scratch) // 2]],
     }

@@ -101,7 +101,7 @@ def contests_confirm_results(tests: dict) -> dict:
     """The readings the entry's rules (H) and (T) consume, from `contest_tests` per contest."""
     powered = {name: t for name, t in tests.items() if t["powered"]}
     directions = [t["head"]["direction"] for t in powered.values() if t["head"]["predicts"]]
-    major = max(set(directions), key=directions.count) if directions else None
+    major = max(sorted(set(directions)), key=directions.count) if directions else None     # a tie: alphabetical
     h = sum(t["head"]["predicts"] and t["head"]["direction"] == major for t in powered.values())
     k = len(powered)
     tail_sig, tail_defined = _holm_count(powered, "tail_at_T_train")

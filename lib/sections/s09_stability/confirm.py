@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import reading_cache, store
 from ...instruments.extrapolation import at_the_schedules_loops
-from ...rules import print_confirmatory, record_confirmatory
+from ...rules import fmt, print_confirmatory, record_confirmatory, verdict
 from . import plan
 from .claims import CONFIRMATORY
 from .read import EXTRAPOLATION_FACTOR, SCORES, configuration_label, kept_summary, stable_fixed_points, sudoku_readings
@@ -41,12 +41,15 @@ def recall_row(run, knobs) -> dict:
 
 
 def _b1(rows: list[dict], means: dict, stable_key: str) -> float | None:
-    """Rule B1 as a score: 1 reproduced, 0.5 partly, 0 not reproduced, None not measured."""
-    if max(means.values()) < SCORES:
+    """Rule B1 as a score: 1 reproduced, 0.5 partly, 0 not reproduced, None not measured. Configurations
+    tied at the top are all "best": with one that has recall and outer norm the lead is 0 (partly at most)."""
+    top = max(means.values())
+    if top < SCORES:
         return None
-    best = max(means, key=means.get)
-    if best.recall == "none" or not best.outer_norm:
+    tied = [k for k, m in means.items() if m == top and k.recall != "none" and k.outer_norm]
+    if not tied:
         return 0.0
+    best = tied[0]
     lacking = [m for k, m in means.items() if k.recall == "none" or not k.outer_norm]
     every_seed_stable = all(r[stable_key] for r in rows if r["knobs"] == best)
     return 1.0 if every_seed_stable and means[best] - max(lacking) >= MARGIN else 0.5
@@ -62,27 +65,35 @@ def recall_confirm_results(rows: list[dict]) -> dict:
     return {
         "compared_at_n": L,
         "mean_at_loops": {label(k): {str(n): round(at[n][k], 3) for n in TEST_NS} for k in keys},
+        "mean_best_of_scan_upper_bound": {label(k): {str(n): round(mean(k, lambda r: r["best"][n]), 3) for n in TEST_NS}
+                                          for k in keys},
         "best_configuration": label(max(at[L], key=at[L].get)),
         "recall_outer_score": _b1(rows, at[L], "stable"), "recall_outer_score_cosine": _b1(rows, at[L], "stable_cosine"),
         "stable_share": {label(k): round(mean(k, lambda r: float(r["stable"])), 3) for k in keys},
         "no_recall_distinct_fraction": round(mean(none_outer, lambda r: r["distinct"]), 3),
         "no_recall_reached_min": round(min(r["reached"] for r in rows if r["knobs"] == none_outer), 3),
         "no_recall_no_outer_distinct_fraction": round(mean(find("none", False), lambda r: r["distinct"]), 3),
-        "internal_minus_external": round(at[L][internal] - at[L][external], 3),
+        "internal_minus_external": at[L][internal] - at[L][external],            # judged unrounded
         "both_recalls_score": bool(min(at[L][internal], at[L][external]) >= SCORES),
         "internal_minus_external_at_64": round(at[64][internal] - at[64][external], 3),
         "recall_seeds_at_L": {label(k): [round(r["acc"][L], 3) for r in rows if r["knobs"] == k] for k in (internal, external)},
     }
 
 
-def sudoku_confirm_results(boards: dict) -> dict:
-    """boards: (recall, seed, givens) -> whole-board accuracy after T_train loops."""
+def sudoku_confirm_results(boards: dict, extras: dict | None = None) -> dict:
+    """boards: (recall, seed, givens) -> whole-board accuracy after T_train loops; extras (printed only):
+    the same key -> {"cell": blank-cell accuracy after T_train loops, "best_board": the best loop's}."""
     seeds = {rc: sorted({s for r, s, _ in boards if r == rc}) for rc in ("internal", "external")}
     harder = [g for g in SUDOKU_GIVENS if g != SUDOKU_GIVENS[0]]
     per_seed = {rc: [float(np.mean([boards[(rc, s, g)] for g in harder])) for s in ss] for rc, ss in seeds.items()}
     value = float(np.mean(per_seed["internal"]) - np.mean(per_seed["external"]))
+    by = lambda what: {f"{rc}, {g} givens": round(float(np.mean([e[what] for (r, _, gg), e in extras.items()  # noqa: E731
+                                                                 if r == rc and gg == g])), 3)
+                       for rc in seeds for g in SUDOKU_GIVENS}
     separated = min(per_seed["internal"]) > max(per_seed["external"])
-    return {"sudoku_internal_minus_external": round(value, 3), "sudoku_separated": bool(separated),
+    return {"sudoku_internal_minus_external": value, "sudoku_separated": bool(separated),
+            "sudoku_cell_at_T_train": by("cell") if extras else None,
+            "sudoku_best_board_upper_bound": by("best_board") if extras else None,
             # the rule as a score: 1 reproduced (>= 0.1 and complete separation); else the difference, below 0.1
             "sudoku_score": 1.0 if value >= 0.1 and separated else round(min(value, 0.099), 3),
             "sudoku_solves_training_boards": bool(max(v for (_, _, g), v in boards.items() if g == SUDOKU_GIVENS[0]) > 0),
@@ -111,10 +122,15 @@ def show(profile: str = "quick") -> dict:
         out[RECALL_ENTRY] = recall_confirm_results(rows)
         record_confirmatory(RECALL_ENTRY, out[RECALL_ENTRY])
         print(out[RECALL_ENTRY])
+        b1c = out[RECALL_ENTRY]["recall_outer_score_cosine"]
+        print(f"B1c (reached by Paper B's cosine diagnostic), B1's rule: {fmt(b1c)} -> "
+              f"{verdict(CONFIRMATORY['best_is_recall_outer'], b1c, True, out[RECALL_ENTRY])}")
     if not _waiting(SUDOKU_ENTRY, plan.sudoku_study(), "plan.SUDOKU_CONFIRM_PICKS"):
         runs = {rc: [store.load_run(c) for c in cfgs] for rc, cfgs in plan.sudoku_study_runs().items()}
         readings = sudoku_readings(runs, SUDOKU_GIVENS, SUDOKU_SCAN)
-        out[SUDOKU_ENTRY] = sudoku_confirm_results({k: float(r["board"][r["T"] - 1]) for k, r in readings.items()})
+        out[SUDOKU_ENTRY] = sudoku_confirm_results({k: float(r["board"][r["T"] - 1]) for k, r in readings.items()},
+                                                   {k: {"cell": float(r["cell"][r["T"] - 1]), "best_board": float(r["board"].max())}
+                                                    for k, r in readings.items()})
         record_confirmatory(SUDOKU_ENTRY, out[SUDOKU_ENTRY])
         print(out[SUDOKU_ENTRY])
     print_confirmatory(CONFIRMATORY)
