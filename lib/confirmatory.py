@@ -29,6 +29,18 @@ STUDIES = {"C05-wall": s05.study, "C04-architecture": s04.study, "C03-budget": s
            "C43-easy-to-hard": s08.study, "C43-recall": s09.recall_study, "C43-sudoku": s09.sudoku_study}
 
 
+# The pick-waiting studies' runs under every pick their pilot can make: what the checks read before a
+# pick is copied in (a contest's length only decides whether its contract runs, so every contract here).
+UNDER_EVERY_PICK = {
+    "C41-contests": lambda: s07.study(dict.fromkeys(s07.contest_contracts("quick"), 0)),
+    "C41-annealing": lambda: sum((s06.study(k) for k in s06.LOTTERY_CANDIDATES), ()),
+    "C43-easy-to-hard": lambda: sum((s08.study(k) for k in s08.E2H_CANDIDATES), ()),
+    "C43-recall": lambda: sum((s09.recall_study(k) for k in s08.E2H_CANDIDATES), ()),
+    "C43-sudoku": lambda: sum((s09.sudoku_study({"external": e, "internal": i}) for e in s09.SUDOKU_CANDIDATES
+                               for i in s09.SUDOKU_CANDIDATES), ()),
+}
+
+
 def study(entry: str) -> tuple[RunConfig, ...]:
     if entry not in STUDIES:
         raise ValueError(f"study: unknown pre-registration entry {entry!r}; allowed: {sorted(STUDIES)}")

@@ -13,10 +13,6 @@ from lib import confirmatory, profiles, store
 from lib.config import MODES, RESERVED_SEEDS, RunConfig, config_hash
 from lib.paths import PROJECT_ROOT
 from lib.sections import common
-from lib.sections.s06_portability import plan as s06
-from lib.sections.s07_seed_contests import plan as s07
-from lib.sections.s08_easy_to_hard import plan as s08
-from lib.sections.s09_stability import plan as s09
 
 PREREG = PROJECT_ROOT / "paper" / "PREREGISTRATION.md"
 # the cheapest confirmatory-shaped run: the smoke recipe, a reserved seed, the round's mode
@@ -60,17 +56,10 @@ def test_the_mode_enters_the_hash_and_its_default_keeps_every_hash():
     assert len({config_hash(RunConfig(mode=m)) for m in MODES}) == len(MODES)
 
 
-# The studies whose runs wait for a pilot's pick (empty plans until it is recorded), planned under a pick
-# each: every one of their possible plans must keep the round's rules too.
-UNDER_A_PICK = {"C41-contests": lambda: s07.study({"S4 n8 T8": 22, "S4 n8 T6": 15, "S4 n8 T4": 15}),
-                "C41-annealing": lambda: s06.study("a") + s06.study("b"),
-                "C43-easy-to-hard": lambda: sum((s08.study(k) for k in s08.E2H_CANDIDATES), ()),
-                "C43-recall": lambda: sum((s09.recall_study(k) for k in s08.E2H_CANDIDATES), ()),
-                "C43-sudoku": lambda: sum((s09.sudoku_study({"external": k, "internal": k}) for k in s09.SUDOKU_CANDIDATES), ())}
-
-
 def _study_runs(entry, plan):
-    return plan() or UNDER_A_PICK[entry]()
+    """A study's runs; a study waiting for its pilot's pick: its runs under every pick the pilot can make
+    (each of its possible plans must keep the round's rules too)."""
+    return plan() or confirmatory.UNDER_EVERY_PICK[entry]()
 
 
 def test_every_study_runs_on_reserved_seeds_in_one_mode_and_has_an_entry():

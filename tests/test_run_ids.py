@@ -1,5 +1,6 @@
 """Every run a plan names keeps its name: the run ids (`experiment/config hash`, the store's directory)
-of every plan in every profile, of the pre-registered studies and of the recipe searches, and each
+of every plan in every profile, of the pre-registered studies (those waiting for a pilot's pick under every
+pick it can make) and of the recipe searches, and each
 plan's other fields (test lengths, counts, thresholds), equal the committed fixture
 `tests/fixtures/run_ids.json`. A change of code layout that keeps them all moves no stored run and no
 notebook reading. Plans only build configs here: nothing trains.
@@ -69,6 +70,7 @@ def catalogue() -> dict:
             except ValueError as err:                       # a plan a profile does not have (the fair wall's smoke)
                 plans[f"{name}:{profile}"] = {"refused": str(err)}
     studies = {entry: [run_id(c) for c in study()] for entry, study in confirmatory.STUDIES.items()}
+    studies.update({f"{entry} (every pick)": [run_id(c) for c in runs()] for entry, runs in confirmatory.UNDER_EVERY_PICK.items()})
     searches = {name: [run_id(c) for c in configs(importlib.import_module(name))] for name, configs in SEARCHES.items()}
     return {"plans": plans, "studies": studies, "searches": searches}
 
