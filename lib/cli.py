@@ -130,7 +130,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--loops", type=_int_list("--loops", 1), required=True, help="comma-separated loop counts")
     e.add_argument("--count", type=_positive("--count"), default=512, help="test words a length")
     e.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    ls = sub.add_parser("list", help="finished and running runs, with task, contract, seed and mode")
+    ls = sub.add_parser("list", help="finished and running runs, with task, contract, seed, mode, curriculum start, "
+                                     "steps, accuracy and CPU seconds")
     ls.add_argument("--experiment")
     ls.add_argument("--task")
     ls.add_argument("--seed", type=_int_list("--seed", 0))
@@ -236,7 +237,8 @@ def evaluate(ref: str, ns, loops, count: int, as_json: bool) -> int:
 
 
 def list_runs(experiment=None, task=None, seeds=None, mode=None, status=None) -> int:
-    print(f"{'run':45s} {'status':8s} {'task':12s} {'contract':24s} {'seed':>4s} {'mode':15s} {'steps':>6s} seq_acc")
+    print(f"{'run':45s} {'status':8s} {'task':12s} {'contract':24s} {'seed':>4s} {'mode':15s} {'from':>4s} "
+          f"{'steps':>6s} {'seq_acc':>7s} {'cpu_s':>7s}")
     for d in sorted(p for p in (outputs_dir() / "runs").glob("*/*") if p.is_dir()):
         done = (d / "DONE").exists()
         if not (d / "config.json").exists() or (status and status != ("done" if done else "running")):
@@ -246,10 +248,13 @@ def list_runs(experiment=None, task=None, seeds=None, mode=None, status=None) ->
                 or (seeds and cfg.seed not in seeds) or (mode and (cfg.mode or "none") != mode)):
             continue
         name = str(d.relative_to(outputs_dir() / "runs"))
-        desc = f"{cfg.task:12s} {cfg.contract:24s} {cfg.seed:4d} {cfg.mode or 'none':15s}"
+        # from: the curriculum's first length (2 is the operator-first curriculum; n_train trains jointly)
+        desc = f"{cfg.task:12s} {cfg.contract:24s} {cfg.seed:4d} {cfg.mode or 'none':15s} {cfg.curriculum_start:4d}"
         if done:
             m = json.loads((d / "metrics.json").read_text())
-            print(f"{name:45s} {'done':8s} {desc} {m['steps']:6d} {m['final_eval']['seq_acc']:.3f}")
+            cpu = store.cpu_seconds(json.loads((d / "DONE").read_text()))
+            print(f"{name:45s} {'done':8s} {desc} {m['steps']:6d} {m['final_eval']['seq_acc']:7.3f} "
+                  f"{'-' if cpu is None else f'{cpu:.0f}':>7s}")
         elif (d / "checkpoint.pt").exists():
             c = torch.load(d / "checkpoint.pt", weights_only=True)
             print(f"{name:45s} {'running':8s} {desc} {c['step']:6d} (length {c['curriculum']['length']})")

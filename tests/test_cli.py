@@ -114,6 +114,10 @@ def test_list_shows_task_contract_seed_mode_and_filters(store_root, capsys):
     cli.main(["list"])
     out = capsys.readouterr().out
     assert "S3" in out and "n=4 T=3" in out and "none" in out and out.count("done") == 2
+    header, *rows = out.splitlines()
+    assert header.split()[-4:] == ["from", "steps", "seq_acc", "cpu_s"]
+    for row in rows:                     # the curriculum's first length, and CPU seconds from the run's DONE
+        assert int(row.split()[-4]) == SMALL.curriculum_start and float(row.split()[-1]) >= 0
     cli.main(["list", "--seed", "5"])
     assert capsys.readouterr().out.count("done") == 1
     cli.main(["list", "--task", "S4"])
