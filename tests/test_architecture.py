@@ -512,3 +512,12 @@ def test_04s_quick_untied_control_is_the_untied_search_pick_by_its_log():
         plan = profiles.architecture_prior("quick", search.SEEDS)
         assert [run_id(c) for c in plan.untied] == [run_id(search.config(pick[0], s)) for s in search.SEEDS]
         assert all(getattr(c, k) == v for c in plan.untied_a5 for k, v in pick[1].items())
+
+
+def test_c04_judges_decoder_validity_unrounded():
+    """6,225 of 6,917 solved inputs (0.89996) fail the 0.9 bar; at 4 places they would read 0.9000 and pass."""
+    s = c04.DecoderScaling(list(range(2, 6)), [1.0, 2.0, 3.0, 4.0], 6225 / 6917, None)
+    kept = c04._decoder_json(s)["validity"]
+    assert kept == 6225 / 6917 and not head.decoder_valid(kept)
+    rows = _c04_rows(validity=(1.0, 1.0, 6225 / 6917))
+    assert c04.study_readings(rows)["untied_valid_learned"] == 2

@@ -67,3 +67,13 @@ def test_classes_and_cones(store_root):
     assert r["free_linear_fraction"] == pytest.approx(7 / 15, abs=1e-3) and verdict(r, "free_linear_fraction_uncapped") == "not reproduced"
     r = budget_confirm_results(study(cone=1.6))
     assert r["cone_ratio_median"] == pytest.approx(1.6) and verdict(r, "cone_ratio_median") == "partly"
+
+
+
+def test_the_interval_width_is_judged_unrounded(store_root, monkeypatch):
+    """The power gate reads the width as computed: 0.1604 is wider than 0.16 (at 3 places it would pass)."""
+    from lib.sections.s03_budget_law import confirm
+    monkeypatch.setattr(confirm, "seed_interval", lambda d, v: (0.9, 0.9 + 0.1604))
+    r = budget_confirm_results(study())
+    assert r["interval_width"] == pytest.approx(0.1604, abs=1e-12)
+    assert verdict(r, "budget_exponent_uncapped") == "not measured"

@@ -104,6 +104,7 @@ def pop_row(i, tau_star=3, budget=None, ood=None):
     `budget(i)` (default: random), accuracy at n = 16 `ood(i)` (default: random)."""
     rng = np.random.default_rng(i)
     return {"learned": True, "tau_star": tau_star, "T_train": 8, "reached": True, "reached_long_window": True,
+            "converged": {"raw": 1.0},
             "ood_acc": 0.9, "ood_at_loops": rng.uniform() if ood is None else ood(i), "v_tau": 1.0 + 0.01 * i,
             "prop1": {"tau_star": tau_star, "holds": True},
             "budget": budget(i) if budget else {m: rng.uniform() for m in METRICS}}
@@ -132,6 +133,36 @@ def test_a_correlating_tail_metric_fails_the_population_null_and_few_models_are_
     assert population_confirm_results(late)["premise_models"] == 0
 
 
+def test_band_edges_are_judged_unrounded_and_ranks_at_the_instruments_resolution(store_root):
+    """skip1 = 226/238 = 0.94958 is below S's 0.95 (at 3 places it would read 0.95, partly); N ranks the
+    metrics at tail.DECIMALS, so two models apart only below it tie."""
+    rows = [pop_row(i, budget=lambda i: {"skip1": 226 / 238 if i == 0 else 1.0, "jac_align": 0.95, "cosine": 0.99,
+                                         "cka": 0.99, "aa": 0.9}) for i in range(12)]
+    out = population_confirm_results(rows)
+    assert out["skip1_min_at_T_train"] == 226 / 238 and conf(out, "skip1_min_premise", READINGS) == "not reproduced"
+    noise = [pop_row(i, budget=lambda i: {m: 0.9 + 1e-5 * i for m in METRICS}, ood=lambda i: i / 20) for i in range(12)]
+    assert not population_confirm_results(noise)["correlation_powered"]         # constant at the resolution
+
+
+def test_the_fixed_point_share_is_the_entrys_raw_criterion_alone(store_root):
+    """F counts a model that settles on >= half of its 128 inputs, with or without a tau* over 256."""
+    rows = [pop_row(i) for i in range(12)]
+    for r in rows[:3]:
+        r["reached"] = False                          # no tau* among 256 inputs
+    for r in rows[3:5]:
+        r["converged"] = {"raw": 0.4}                 # settles on fewer than half
+    out = population_confirm_results(rows)
+    assert out["fixed_point_share"] == 10 / 12 and out["fixed_point_share_with_tau_star"] == 9 / 12
+
+
+def test_an_infinite_speed_ranks_first_rather_than_leaving_the_contest():
+    rows = contest()
+    rows[15]["primary"] = float("inf")                # the fastest seed, a generalizer
+    rows[0]["primary"] = float("nan")                 # no primary metric (validity): leaves
+    t = contest_tests(rows)
+    assert t["with_primary"] == 15 and t["head"]["auroc"] == 1.0 and t["head"]["predicts"]
+
+
 def test_the_per_run_readers_read_a_stored_run_and_keep_their_readings(store_root):
     from dataclasses import replace
 
@@ -145,6 +176,7 @@ def test_the_per_run_readers_read_a_stored_run_and_keep_their_readings(store_roo
     pop = population_confirm_row(run)
     assert {"budget", "tau_star", "reached", "ood_at_loops", "v_tau", "prop1"} <= set(pop)
     kept = sorted(p.name.rsplit("-", 1)[0] for p in (run.path / "readings").iterdir())
-    assert kept == ["contest-operating-point", "contest-seed-metrics", "population-fixed-length", "tail-population-row"]
+    assert kept == ["c41-population-row", "contest-operating-point", "contest-seed-metrics", "population-fixed-length"]
+    assert pop["budget"] == pytest.approx(population_confirm_row(run)["budget"], nan_ok=True)   # read back
     again = contest_row(run, 2 * run.config.n_train)                    # read back from the kept files
     assert json.dumps(again, sort_keys=True) == json.dumps(row, sort_keys=True)    # as text: nan == nan

@@ -168,3 +168,20 @@ def test_the_per_run_readers_read_stored_runs(store_root, monkeypatch):
 def test_recall_b1_reads_a_tie_at_the_top_as_no_lead(store_root):
     r = recall_confirm_results(recall_rows({k: 1.0 for k in GRID}))        # every configuration perfect at n = 32
     assert r["recall_outer_score"] == 0.5 and conf("C43-recall", r, "best_is_recall_outer") == "partly"
+
+
+def test_recall_b1_with_two_best_recall_configurations_asks_both_to_be_stable_whatever_their_order(store_root):
+    rows = recall_rows({**GRID, ("internal", True): 0.7, ("external", True): 0.7})
+    assert recall_confirm_results(rows)["recall_outer_score"] == 1.0
+    for unstable in ("external", "internal"):
+        shaky = [dict(r, stable=False) if r["knobs"].recall == unstable and r["knobs"].outer_norm else r for r in rows]
+        assert recall_confirm_results(shaky)["recall_outer_score"] == 0.5
+        assert recall_confirm_results(list(reversed(shaky)))["recall_outer_score"] == 0.5
+
+
+def test_the_recall_and_sudoku_values_are_judged_unrounded(store_root):
+    """A sudoku lead of 1/3072 (half a board of 1,536 over two sets) is above 0: partly, not a tie read as 0."""
+    boards = {(rc, s, g): (0.5 if g == 34 else (1 / 1536 if rc == "internal" and g == 28 and s == 185 else 0.0))
+              for rc in ("internal", "external") for s in (185, 186, 187) for g in (34, 28, 24)}
+    r = sudoku_confirm_results(boards)
+    assert 0 < r["sudoku_score"] < 1e-3 and conf("C43-sudoku", r, "sudoku_internal_minus_external") == "partly"

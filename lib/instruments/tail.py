@@ -252,11 +252,12 @@ def proposition1(model, tokens: torch.Tensor, T: int, tol: float = 1e-3, probes:
 
 def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probes: int = 4,
                 T_long: int | None = None, streaming: bool = False, from_loop: int = 1,
-                states: torch.Tensor | None = None) -> dict:
+                states: torch.Tensor | None = None, decimals: int | None = DECIMALS) -> dict:
     """Every tail metric of one model read at loop T on `tokens` (skip-one on the `solved` inputs
     only): skip1, jac_align (mean over 32 inputs and over the loop pairs (t, t+1) with t >= from_loop:
     from a fixed point tau* on, the tail the paper speaks of), cosine and cka between the last two
-    loops, and the asymptotic alignment after T_long loops (default 4 T), each to DECIMALS places.
+    loops, and the asymptotic alignment after T_long loops (default 4 T), each to `decimals` places
+    (None: full precision, for a rule that judges a band edge; ranks are read at DECIMALS).
     Loop-comparing metrics are nan at T = 1. `states`: the model's states on `tokens` over at least T
     loops (see `given_states`), so the readings share one run instead of each running the loop again;
     the asymptotic alignment reads them too when they reach T_long."""
@@ -278,7 +279,9 @@ def metrics_row(model, tokens: torch.Tensor, T: int, solved: torch.Tensor, probe
         if looped else nan,
         cosine=float(sim["cosine"][-1]) if looped else nan, cka=float(sim["cka"][-1]) if looped else nan,
         aa=asymptotic_alignment(model, tokens[:64], T_long, states=long))
-    return {m: at_resolution(x) for m, x in readings.items()}
+    if decimals is None:
+        return {m: float(x) if np.isfinite(x) else float("nan") for m, x in readings.items()}
+    return {m: round(float(x), decimals) if np.isfinite(x) else float("nan") for m, x in readings.items()}
 
 
 def metrics_after_fixed_point(model, tokens: torch.Tensor, T_train: int, solved: torch.Tensor, probes: int = 4,

@@ -41,7 +41,7 @@ LONG_WINDOW = 128      # loops every model gets in the one-window reading (R37-l
 
 
 def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_factor: int, eval_count: int,
-                   probes: int, conv_inputs: int = 128) -> dict:
+                   probes: int, conv_inputs: int = 128, budget_decimals: int | None = tail.DECIMALS) -> dict:
     c = run.config
     task = c.task_obj()
     tokens, labels = probe_set(task, "tail", c.seed, c.n_train, eval_count)
@@ -55,7 +55,8 @@ def population_row(run, recipe: str, ood_factor: int, long_factor: int, conv_fac
     conv = convergence_all(hs[:, :conv_inputs])
     long = hs[:LONG_WINDOW, :conv_inputs] if hs.shape[0] >= LONG_WINDOW else states(run.model, tokens[:conv_inputs], LONG_WINDOW)
     reached_long = convergence(long, "raw").reached_fraction >= REACHED
-    at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train, states=hs)
+    at_budget = tail.metrics_row(run.model, tokens, c.T_train, solved, probes, long_factor * c.T_train, states=hs,
+                                 decimals=budget_decimals)
     after = tail.metrics_after_fixed_point(run.model, tokens, c.T_train, solved, probes, conv_factor, states=hs)
     return dict(run=run_id(c), model=f"{recipe} {c.contract} seed {c.seed}", recipe=recipe, demand=c.demand, seed=c.seed,
                 T_train=c.T_train,

@@ -53,10 +53,13 @@ def run_reading(run, eval_count: int = 512, learned_acc: float = 0.9, probe: boo
         return out
     far = beyond_training(run.model, c, N_LONG, out["v_tau"], SCAN_FACTOR, eval_count)
     T_rescue = RESCUE_FACTOR * c.loops_at(N_LONG)
-    out["rescue"] = {"T_train": c.T_train, "T_star": far["T_star"], "T_rescue": T_rescue,
+    # an infinite speed (a flat tau) halts after one loop (ceil(16 / inf), kept at 1): rule 4's mean is over
+    # every valid learned run, so such a run is read there rather than left out
+    T_star = far["T_star"] or (head.halting_loops(N_LONG, out["v_tau"]) if out["v_tau"] > 0 else None)
+    out["rescue"] = {"T_train": c.T_train, "T_star": T_star, "T_rescue": T_rescue,
                      "late_at_T_train": far["at_T_train"][1], "whole_at_T_train": far["at_T_train"][0],
-                     "late_at_T_star": far["at_T_star"][1] if far["T_star"] else None,
-                     "whole_at_T_star": far["at_T_star"][0] if far["T_star"] else None,
+                     "late_at_T_star": float(far["late"][T_star - 1]) if T_star else None,
+                     "whole_at_T_star": float(far["acc"].at(T_star)) if T_star else None,
                      "late_at_rescue": float(far["late"][T_rescue - 1]), "whole_at_rescue": float(far["acc"].at(T_rescue)),
                      "best_late": list(far["best_late"]), "best_whole": list(far["best_whole"])}
     free = calibration.free_reading(run, CALIBRATION_NS, eval_count, PATCH_INPUTS, PATCH_ALPHA, PATCH_THRESHOLD, learned_acc)
@@ -95,7 +98,8 @@ def _exponent(runs: list[dict], key: str) -> dict:
     fit = head.budget_exponent(d[ok], v[ok])
     ci = seed_interval(d[ok], v[ok])
     return {"exponent": round(fit.exponent, 3), "interval": None if ci is None else [round(ci[0], 3), round(ci[1], 3)],
-            "width": None if ci is None else round(ci[1] - ci[0], 3), "meets_band": _band_reading(fit.exponent, ci)}
+            "width": None if ci is None else float(ci[1] - ci[0]),       # judged unrounded (the power gate)
+            "meets_band": _band_reading(fit.exponent, ci)}
 
 
 def budget_confirm_results(readings: list[dict]) -> dict:
@@ -130,7 +134,8 @@ def budget_confirm_results(readings: list[dict]) -> dict:
         "demand1_range_meets": bool(unit) and min(unit) <= 1.1 and max(unit) >= 0.9,
         "speed_at_T_eq_n_frontier": mean([x["v_frontier"] for x in good if x["T_train"] == x["n_train"]]),
         "rescue_gain": mean([r["late_at_rescue"] - r["late_at_T_train"] for r in rescued]),
-        "halting_late_acc": mean(halting), "halting_whole_acc": mean([r["whole_at_T_star"] for r in rescued if r["whole_at_T_star"] is not None]),
+        "halting_late_acc": mean(halting), "halting_runs_without_T_star": len(rescued) - len(halting),
+        "halting_whole_acc": mean([r["whole_at_T_star"] for r in rescued if r["whole_at_T_star"] is not None]),
         "best_loop_late_upper_bound": mean([r["best_late"][0] for r in rescued]),
         "free_linear_fraction": mean([x["free_class"] == "linear" for x in good]),
         "free_classes": {f"T={x['T_train']} seed {x['seed']}": x["free_class"] for x in good},

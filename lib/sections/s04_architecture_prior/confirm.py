@@ -49,7 +49,7 @@ COUNT, FIT_COUNT = 512, 256                                   # test words a len
 DECODERS = ("linear", "mlp", "readout")
 CLASSES = ("flat", "log", "linear", None)                     # None: too few solved lengths for a class
 RULES = ("untied_log_fraction", "tied_linear_fraction", "untied_minus_tied_ood", "untied_a5_seq_acc")
-READER_VERSION = 1            # bump when what `read_seed` computes changes: kept readings are then re-read
+READER_VERSION = 2            # bump when what `read_seed` computes changes: kept readings are then re-read
 
 
 def blocks_read(cfg, n: int) -> int:
@@ -99,7 +99,8 @@ def probe_readings(run, ns=TEST_NS, kinds=("linear", "mlp"), count: int = COUNT,
 
 
 def _decoder_json(s: DecoderScaling) -> dict:
-    return {"class": s.cls, "validity": round(s.validity, 4), "ns": s.ns, "tau_last": [round(t, 4) for t in s.last],
+    # validity is judged against 0.9 (`head.decoder_valid`): kept at full precision
+    return {"class": s.cls, "validity": float(s.validity), "ns": s.ns, "tau_last": [round(t, 4) for t in s.last],
             "r2_log_linear": [round(s.fit.r2["log"], 4), round(s.fit.r2["linear"], 4)] if s.fit and s.cls != "flat" else None}
 
 
@@ -110,8 +111,8 @@ def read_seed(family: str, run, probe: bool | None = None, ns=TEST_NS, kinds=("l
     c = run.config
     acc = float(at_contract(run, count).at(c.T_train))
     ext = final_accuracy_by_length(run, extrapolation_ns, count)
-    row = dict(family=family, seed=c.seed, steps=run.metrics.get("steps"), learned_acc=round(acc, 4),
-               learned=acc >= head.LEARNED, extrapolation={str(n): round(a, 4) for n, a in ext.items()}, decoders={})
+    row = dict(family=family, seed=c.seed, steps=run.metrics.get("steps"), learned_acc=acc,       # judged unrounded
+               learned=acc >= head.LEARNED, extrapolation={str(n): float(a) for n, a in ext.items()}, decoders={})
     if (family in PROBED) if probe is None else probe:
         row["decoders"] = {k: _decoder_json(v) for k, v in probe_readings(run, ns, kinds, count, fit_count).items()}
     return row
@@ -191,7 +192,7 @@ def study_readings(rows) -> dict:
                                         for f in ("untied", *COMPARATORS)}          # printed beside rule 3
     out["untied_s4_learned"] = len(learned.get("untied", []))
     a5 = [r["learned_acc"] for r in fam.get("untied A5", [])]
-    out["untied_a5_seq_acc"] = round(float(max(a5)), 4) if a5 else None
+    out["untied_a5_seq_acc"] = float(max(a5)) if a5 else None
     out["families"] = {f: {"seeds": [r["seed"] for r in rs], "learned": _interval(len(learned[f]), len(rs)),
                            "valid_learned": len(valid[f]) if f in valid else None,
                            "class_shares": ({d: {str(c): _interval(sum(r["decoders"][d]["class"] == c for r in valid[f]),
