@@ -3,6 +3,7 @@
 - Spearman rank correlation with a bootstrap percentile interval (resampling models with replacement).
 - AUROC of a score for a binary outcome, computed as U / (n1 * n0) from the Mann-Whitney U test,
   with a bootstrap interval.
+- A difference of two proportions with Newcombe's interval, built from scipy's Wilson intervals.
 - The smallest p-value a contest's split allows (exact permutation bound): a contest's power.
 
 The bootstrap statistics are vectorised over resamples (scipy's `vectorized=True`): the same
@@ -95,6 +96,16 @@ def proportion(k: int, n: int, level: float = 0.95) -> Estimate:
         raise ValueError(f"k: a count in [0, n={n}], got {k!r}")
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     return Estimate(k / n, float(ci.low), float(ci.high), int(n))
+
+
+def difference_of_proportions(k1: int, n1: int, k2: int, n2: int, level: float = 0.95) -> Estimate:
+    """k1/n1 - k2/n2 with Newcombe's hybrid score interval (his method 10): the two Wilson intervals of
+    `proportion` combined, d - sqrt((p1 - l1)^2 + (u2 - p2)^2) to d + sqrt((u1 - p1)^2 + (p2 - l2)^2). It
+    stays inside [-1, 1] and is not degenerate at 0 or n, where the Wald interval of a difference is."""
+    a, b = proportion(k1, n1, level), proportion(k2, n2, level)
+    d = a.value - b.value
+    return Estimate(d, d - math.hypot(a.value - a.low, b.high - b.value),
+                    d + math.hypot(a.high - a.value, b.value - b.low), int(n1 + n2))
 
 
 def smallest_p(seeds: int, generalize: int) -> float:

@@ -107,3 +107,14 @@ def test_holm_steps_down_and_the_binomial_test_counts_untied_pairs():
     assert stats.holm([]) == []
     assert stats.one_sided_binomial_p(5, 0) == pytest.approx(1 / 32)
     assert stats.one_sided_binomial_p(0, 0) == 1.0
+
+
+def test_the_difference_of_two_proportions_has_newcombes_interval():
+    """Newcombe (1998), Statistics in Medicine 17: 873-890, table II, method 10 (hybrid score)."""
+    from lib.stats import difference_of_proportions
+    e = difference_of_proportions(56, 70, 48, 80)
+    assert e.value == pytest.approx(0.2) and (e.low, e.high) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    e = difference_of_proportions(9, 10, 3, 10)
+    assert (e.low, e.high) == pytest.approx((0.1705, 0.8090), abs=1e-4)
+    e = difference_of_proportions(3, 3, 3, 3)                 # 3 v 3 seeds all learned: nothing rejected
+    assert e.value == 0 and e.low < -0.5 and e.high > 0.5

@@ -23,13 +23,14 @@ def row(group, curriculum, seed, acc, ood=0.0, dead=False, losses=(4.0,)):
                                            entropy_at_n_train=operator_entropy_level(n_classes, 8))
 
 
-def wall(s5_joint=(0.0, 0.0, 0.0), dead=(True, True, True), a5_first=(1.0, 1.0, 1.0), a5_ood=0.8, s4_ood=0.8):
+def wall(s5_joint=(0.0, 0.0, 0.0), dead=(True, True, True), a5_first=(1.0, 1.0, 1.0), a5_ood=0.8, s4_ood=0.8,
+         s4_joint=(1.0, 1.0, 1.0)):
     rows = {}
     for seed in (100, 101, 102):
         k = seed - 100
         rows.update([row("S5", "operator_first", seed, 1.0), row("S5", "joint", seed, s5_joint[k], dead=dead[k]),
                      row("A5", "operator_first", seed, a5_first[k], a5_ood), row("A5", "joint", seed, 0.0),
-                     row("S4", "operator_first", seed, 1.0, s4_ood), row("S4", "joint", seed, 1.0)])
+                     row("S4", "operator_first", seed, 1.0, s4_ood), row("S4", "joint", seed, s4_joint[k])])
     pairs = {("S4", "joint", s): {"free": {8: 1.0, **{n: 0.5 for n in LONG}}, "streaming": {8: 0.1, **{n: 0.0 for n in LONG}}}
              for s in (100, 101, 102)}
     return wall_confirm_results(rows, pairs, LONG, 0.9)
@@ -81,3 +82,12 @@ def test_the_ledger_prints_the_readings_the_entry_puts_beside_a_verdict(store_ro
     rules.record_confirmatory("C05-wall", r)
     v, value, why = claims.confirmatory_verdict(claims.claim("wall_joint_deadlock_fraction"))
     assert v == "reproduced" and "beside: wall_joint_deadlock_fraction 1" in why and "a5_joint_learned_fraction 0" in why
+
+
+def test_streaming_counts_a_free_run_learned_by_its_in_distribution_accuracy(store_root):
+    """The pairs' shared words at n = 8 read 1.0 for every free run; two free runs miss 0.9 on their own
+    in-distribution sets, so they are not learned and rule 5's precondition (2 of 3) fails."""
+    r = wall(s4_joint=(1.0, 0.85, 0.5))
+    assert r["free_learned_fraction"] == pytest.approx(1 / 3) and conf(r, "streaming_gap") == "not measured"
+    r = wall(s4_joint=(1.0, 1.0, 0.5))
+    assert r["free_learned_fraction"] == pytest.approx(2 / 3) and conf(r, "streaming_gap") == "reproduced"
