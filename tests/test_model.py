@@ -237,7 +237,7 @@ def test_depth_scaled_residual_init_shrinks_with_the_untied_stack():
     def write_std(**kw):
         torch.manual_seed(0)
         m = LoopedTransformer(LoopConfig(vocab_size=7, n_classes=6, n_layers=2, d_model=64, n_heads=4, **kw))
-        return float(torch.cat([layer.mlp_out.weight.flatten() for layer in m.block]).std())
+        return float(torch.cat([layer.mlp_out.weight.detach().flatten() for layer in m.block]).std())
     block, depth = write_std(n_blocks=8), write_std(n_blocks=8, residual_init="depth")
     assert block == pytest.approx(0.02 / 2, rel=0.05)                   # 0.02 / sqrt(2 x 2 layers)
     assert depth == pytest.approx(0.02 / 32 ** 0.5, rel=0.05)           # 0.02 / sqrt(2 x 16 layers)
