@@ -117,7 +117,8 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--compile", action="store_true", help="train with one loop compiled (a compiled run is not a "
                                                          "bit-identical replay of an eager one; refused for runs with a mode)")
     t.add_argument("--queue", action="store_true", help="take the next run no other process is training (several "
-                                                       "processes share one plan this way); wait for the rest at the end")
+                                                       "processes share one plan this way); exit once every run left "
+                                                       "is held by another process (a warm start waits for its parent)")
     t.add_argument("--dry-run", action="store_true", help="list this process's runs in order, each stored or not, "
                                                          "and exit without training")
     r = sub.add_parser("run", help="load one run given as a JSON RunConfig; train it only with --train")
@@ -166,7 +167,7 @@ def main(argv=None) -> int:
 def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
     i, k = shard
     torch.set_num_threads(threads)
-    todo = cfgs[i::k]
+    todo, held = cfgs[i::k], []
     while todo:
         busy = []
         for cfg in todo:
@@ -177,7 +178,9 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
             try:
                 run = store.get_or_train(cfg, progress=True, compile=compile or None, lock_timeout=0 if queue else 3600.0)
             except TimeoutError:
-                busy.append(cfg)                       # another process holds it: take the next one
+                # another process trains it and stores it: waiting here would idle a core that the next
+                # queue could use (a run left unfinished resumes from its checkpoint in the next --queue)
+                held.append(cfg)
                 continue
             print(json.dumps({"run": str(run.path.relative_to(outputs_dir())), "task": cfg.task, "T_train": cfg.T_train,
                               "seed": cfg.seed, "steps": run.metrics["steps"], "wall_s": round(time.time() - t0, 1),
@@ -185,6 +188,8 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
         todo = busy
         if todo:
             time.sleep(30)
+    if held:
+        print(f"left to the processes training them: {', '.join(run_id(c) for c in held)}", flush=True)
     return 0
 
 

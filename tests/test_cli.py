@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from lib import cli, profiles, store
-from lib.config import config_hash, warm_start
+from lib.config import config_hash, run_id, warm_start
 
 SMALL = replace(profiles.SMOKE_BASE, T_train=3, max_steps=10, seed=3)
 
@@ -72,6 +72,19 @@ def test_a_queued_warm_start_waits_for_its_parent_in_the_same_queue(store_root, 
     assert not cli._parent_pending(orphan, [orphan])
     with pytest.raises(FileNotFoundError, match="train the parent first"):   # left to the store, which refuses
         cli.train([orphan], (0, 1), 1, False, True)
+
+
+def test_a_queue_leaves_a_run_another_process_holds_and_exits(store_root, monkeypatch, capsys):
+    """Waiting for a run another process trains would idle this core until it finishes; the queue takes
+    what is free and exits, naming what it left."""
+    from filelock import FileLock
+    monkeypatch.setattr(cli.time, "sleep", lambda s: pytest.fail("a queue must not wait for a held run"))
+    other = replace(SMALL, seed=6)
+    store.run_dir(SMALL).parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(store.run_dir(SMALL)) + ".lock"):                       # "another process" trains SMALL
+        assert cli.train([SMALL, other], (0, 1), 1, False, True) == 0
+    assert store.is_done(other) and not store.is_done(SMALL)
+    assert f"left to the processes training them: {run_id(SMALL)}" in capsys.readouterr().out
 
 
 def test_run_never_trains_unless_asked(store_root, capsys):
