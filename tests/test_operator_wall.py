@@ -140,6 +140,9 @@ def test_figures_draw_from_the_readers_rows():
     matplotlib.use("Agg")
     wall = wall_reader.wall_rows({("A", "joint"): [_wall_run(1, 4, 0, _log([1.0] * 3))]}, (8,), 16)
     assert len(figures05.wall_loss(wall).axes) == 1 and len(figures05.wall_accuracy(wall, (8,)).axes) == 2
+    # the legend keys only the curricula drawn, and the plateau level when one is given
+    labels = [t.get_text() for t in figures05.wall_loss(wall, plateau_frac=0.8).legends[0].get_texts()]
+    assert "joint" in labels and "operator-first" not in labels and any("plateau" in t for t in labels)
     # eighteen runs outgrow the colour cycle: colour names the group, the line the curriculum, the marker the seed
     many = wall_reader.wall_rows({(g, c): [_wall_run(1, 4, s, _log([1.0] * 3)) for s in (0, 1, 2)]
                                   for g in ("A", "B", "C") for c in ("joint", "operator_first")}, (8,), 16)

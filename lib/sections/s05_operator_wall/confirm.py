@@ -39,7 +39,10 @@ def learned_count(rows: dict, group: str, curriculum: str, learned_acc: float) -
     return sum(r["seq_acc"] >= learned_acc for r in rs), len(rs)
 
 
-def leave_step(row: dict, entropy_frac: float = 0.8) -> int | None:
+PLATEAU_FRAC = 0.8  # the entry's plateau level, as a fraction of ((n-1)/n) ln|G|
+
+
+def leave_step(row: dict, entropy_frac: float = PLATEAU_FRAC) -> int | None:
     """First logged step whose training loss is below `entropy_frac` x ((n-1)/n) ln|G| at n_train
     (the level the deadlock reading uses), or None: the run never left the plateau."""
     level = entropy_frac * row["entropy_at_n_train"]
@@ -152,6 +155,7 @@ def show(profile: str = "quick") -> dict | None:
           f"A5 {out['a5_absolute_at_2n']} (read only if S4 passes: {out['s4_passes_absolute_at_2n']})")
     print(f"streaming gap at n = 8 by seed: {out['streaming_gaps_by_seed']}")
     print_confirmatory(CONFIRMATORY)
-    save(figures.wall_loss({k: r for k, r in rows.items() if k[1] == "joint"}), "05_operator_wall_confirm_loss", profile)
+    save(figures.wall_loss({k: r for k, r in rows.items() if k[1] == "joint"}, PLATEAU_FRAC),
+         "05_operator_wall_confirm_loss", profile)
     plt.show()
     return out

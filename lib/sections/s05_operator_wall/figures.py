@@ -12,13 +12,17 @@ from ...plots import WHOLE_WORD, MARKERS, integer_ticks, legend_right, legend_ke
 _CURRICULUM_LS = {"operator_first": "-", "joint": "--"}
 
 
-def _curriculum_keys() -> list:
-    return [legend_key(c.replace("_", "-"), ls=ls) for c, ls in _CURRICULUM_LS.items()]
+def _curriculum_keys(present=None) -> list:
+    """Legend keys for the curricula `present` (all of them by default): a key for a line style no run
+    drew would tell the reader to look for curves that are not there."""
+    return [legend_key(c.replace("_", "-"), ls=ls) for c, ls in _CURRICULUM_LS.items()
+            if present is None or c in present]
 
 
-def wall_loss(rows: dict):
+def wall_loss(rows: dict, plateau_frac: float | None = None):
     """05: training loss against step per run, one panel per group (colour: seed; dashed: joint, solid:
-    operator-first; dotted: the loss of a model that knows only position 1, at the full length).
+    operator-first; dotted: the loss of a model that knows only position 1, at the full length; with
+    `plateau_frac`, a dash-dot line at that fraction of it: the loss below which a run has left the plateau).
     rows: `read.wall_rows`."""
     groups = sorted({g for g, _, _ in rows})
     seeds = sorted({s for _, _, s in rows})
@@ -30,10 +34,16 @@ def wall_loss(rows: dict):
             ax.plot([e["step"] for e in r["log"]], [e["loss"] for e in r["log"]],
                     ls=_CURRICULUM_LS[curriculum], color=f"C{seed % 10}",
                     label=f"{curriculum} seed {seed}")
-        ax.axhline(next(iter(mine.values()))["entropy_at_n_train"], color="k", ls=":", lw=0.9)
+        entropy = next(iter(mine.values()))["entropy_at_n_train"]
+        ax.axhline(entropy, color="k", ls=":", lw=0.9)
+        if plateau_frac is not None:
+            ax.axhline(plateau_frac * entropy, color="k", ls="-.", lw=0.7)
         ax.set(xlabel="training step", ylabel="training loss (final loop, nats)", title=group)
-    handles = ([legend_key(f"seed {s}", color=f"C{s % 10}", lw=3) for s in seeds] + _curriculum_keys()
+    handles = ([legend_key(f"seed {s}", color=f"C{s % 10}", lw=3) for s in seeds]
+               + _curriculum_keys({c for _, c, _ in rows})
                + [legend_key("loss knowing only position 1\n(at the full length)", ls=":", lw=0.9)])
+    if plateau_frac is not None:
+        handles.append(legend_key(f"{plateau_frac:g} × that: below it a run\nhas left the plateau", ls="-.", lw=0.7))
     fig.legend(handles=handles, fontsize=7, loc="outside right upper")
     return fig
 
