@@ -26,6 +26,7 @@ from .sections.s09_stability import plan as s09
 # (empty before): P41-pilot for C41-*, P43-pilots for C43-easy-to-hard, -recall and -sudoku.
 STUDIES = {"C05-wall": s05.study, "C04-architecture": s04.study, "C03-budget": s03.study,
            "C41-contests": s07.study, "C41-annealing": s06.study, "C43-controls": s02.study,
+           "C43-controls-streaming": s02.streaming_study,
            "C43-easy-to-hard": s08.study, "C43-recall": s09.recall_study, "C43-sudoku": s09.sudoku_study}
 
 

@@ -64,6 +64,9 @@ class ConfirmatoryTest:
     # the readings file under results/confirm/ (default: the entry's id); a study read by two sections
     # records each section's readings apart
     readings: str = ""
+    # the test of the same claim this one follows (an older entry that could not decide it): its verdict
+    # is printed beside this one's, never replaced
+    earlier: ConfirmatoryTest | None = None
 
 
 def find(claims, key: str) -> Claim:
@@ -187,15 +190,20 @@ def judge(test: ConfirmatoryTest | None) -> tuple[str, object, str]:
     its study's readings are not in, else the entry's rule applied to them."""
     if test is None:
         return NO_TEST, None, ""
+    before = ""
+    if test.earlier is not None:
+        v0, value0, why0 = judge(test.earlier)
+        before = f"earlier entry {test.earlier.entry}: {v0}" + (f" ({fmt(value0)})" if value0 is not None else "") \
+            + (f", {why0}" if why0 else "")
     path = confirm_path(test.readings or test.entry)
     if not path.exists():
-        return f"registered ({test.entry}), not yet read", None, ""
+        return f"registered ({test.entry}), not yet read", None, before
     r = json.loads(path.read_text())
     value = r.get(test.key)
     v = verdict(test, value, True, r)
     why = f"needs: {test.precondition}" if v == "not measured" and test.precondition else ""
     shown = "; ".join(f"{k} {fmt(r.get(k))}" for k in test.beside)
-    return v, value, "; ".join(x for x in (why, shown and f"beside: {shown}") if x)
+    return v, value, "; ".join(x for x in (why, shown and f"beside: {shown}", before) if x)
 
 
 def print_confirmatory(tests: dict) -> None:

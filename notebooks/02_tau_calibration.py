@@ -134,11 +134,14 @@ for label, ratio in results["cone_to_tau_ratio"].items():
 
 # %% [markdown]
 # ## Confirmatory: C43-controls on reserved seeds
-# The pre-registered test (`paper/PREREGISTRATION.md`, entry C43-controls): the streaming control read on
-# C05-wall's streaming runs (seeds 100–102, trained for that study), the increment shortcut trained anew on
-# seeds 180–182. A run is read when it learned, has ≥ 16 solved inputs and its readout reads position 1
-# right after loop 1 on ≥ 0.9 of them; the value is the mean slope of tau against position, with 02's
-# tolerances (streaming: [0.9, 1.1]; shortcut: |slope| ≤ 0.1), needing ≥ 2 of 3 runs read.
+# The pre-registered tests (`paper/PREREGISTRATION.md`, entries C43-controls and C43-controls-streaming):
+# C43-controls read the streaming control on C05-wall's streaming runs (seeds 100–102, trained joint for
+# that study) and trains the increment shortcut anew on seeds 180–182; C43-controls-streaming reads the
+# streaming control again on 02's own streaming recipe (operator-first curriculum, seeds 190–192), since
+# none of C05-wall's streaming runs learned. A run is read when it learned, has ≥ 16 solved inputs and its
+# readout reads position 1 right after loop 1 on ≥ 0.9 of them; the value is the mean slope of tau against
+# position, with 02's tolerances (streaming: [0.9, 1.1]; shortcut: |slope| ≤ 0.1), needing ≥ 2 of 3 runs
+# read. The streaming row's verdict is the later entry's, the earlier one's printed beside it.
 
 # %%
 confirm = controls_confirm.show(PROFILE)

@@ -33,7 +33,7 @@ def test_the_candidates_and_recorded_picks_are_the_pilots():
     assert s09.SUDOKU_CANDIDATES == p43_pilots.SUDOKU_CANDIDATES
     assert s08.E2H_CONFIRM_PICK == _logged_pick(p43_pilots.PREFIX_SUMS)
     assert s09.SUDOKU_CONFIRM_PICKS == _logged_pick(p43_pilots.SUDOKU)
-    for entry in ("C43-easy-to-hard", "C43-recall", "C43-sudoku", "C43-controls"):
+    for entry in ("C43-easy-to-hard", "C43-recall", "C43-sudoku", "C43-controls", "C43-controls-streaming"):
         assert confirmatory.study(entry) == confirmatory.STUDIES[entry]()
 
 
@@ -67,6 +67,15 @@ def test_the_controls_read_c05s_streaming_runs_and_train_only_the_shortcut():
     assert all(_same_recipe(c, s02.calibration("quick").shortcut[0]) for c in runs["shortcut"])
 
 
+def test_the_streaming_follow_up_trains_02s_own_streaming_control_offered_20k_steps():
+    runs = s02.streaming_study()
+    control = s02.calibration("quick").streaming[0]
+    assert [c.seed for c in runs] == [190, 191, 192] and {c.experiment for c in runs} == {"confirm_controls"}
+    assert all(_same_recipe(c, replace(control, max_steps=20_000)) for c in runs)
+    assert control.curriculum_start == 2 and control.schedule == "streaming"     # unlike C05-wall's joint runs
+    assert not set(runs) & set(s02.study())
+
+
 # ---------------------------------------------------------------------------------------------
 # the readings on constructed rows, the entries' rules applied through the ledger
 
@@ -86,8 +95,14 @@ def test_the_controls_read_their_slopes_and_need_two_runs_read(store_root):
     r = controls_confirm_results({"streaming": [row(100, 1.0), row(101, 1.05), row(102, None, False)],
                                   "shortcut": [row(180, 0.0), row(181, 0.3, False), row(182, None, False)]})
     assert r["streaming_slope"] == 1.025 and r["shortcut_slope"] is None and r["shortcut_runs_read"] == 1
-    assert conf("C43-controls", r, "streaming_slope") == "reproduced"
     assert conf("C43-controls", r, "shortcut_slope") == "not measured"
+    # the streaming row is C43-controls-streaming's test; C43-controls' reading of it is printed beside
+    assert conf("C43-controls", r, "streaming_slope") == "registered (C43-controls-streaming), not yet read"
+    assert "earlier entry C43-controls: reproduced (1.02)" in claims.confirmatory_verdict(claims.claim("streaming_slope"))[2]
+    unread = controls_confirm_results({"streaming": [row(190, None, False), row(191, 0.8), row(192, None, False)]})
+    assert conf("C43-controls-streaming", unread, "streaming_slope") == "not measured"
+    assert conf("C43-controls-streaming", controls_confirm_results({"streaming": [row(190, 0.8), row(191, 0.7)]}),
+                "streaming_slope") == "partly"
 
 
 def e2h_row(seed, acc64, best=1.0):

@@ -1,5 +1,7 @@
-"""The C43-controls entry's readings (paper/PREREGISTRATION.md): tau's two calibration controls on
-reserved seeds, the streaming control on C05-wall's streaming runs and the shortcut control trained anew.
+"""The C43-controls and C43-controls-streaming entries' readings (paper/PREREGISTRATION.md): tau's two
+calibration controls on reserved seeds. C43-controls reads the streaming control on C05-wall's streaming
+runs and trains the shortcut control anew; C43-controls-streaming reads the streaming control on runs of
+02's own streaming recipe (C05-wall's, trained joint, did not learn).
 
 Per run, 02's `read.control_reading` (tau at the run's contract over 512 in-distribution words, the
 streaming runs read with their schedule): a run is *read* when it learned (solved fraction >= 0.9), has
@@ -18,6 +20,7 @@ from .claims import CONFIRMATORY
 from .read import control_reading
 
 ENTRY = "C43-controls"
+STREAMING_ENTRY = "C43-controls-streaming"
 LEARNED = 0.9
 EVAL_COUNT = 512
 MIN_READ = 2               # runs read for a control's value (of 3)
@@ -50,18 +53,25 @@ def controls_confirm_results(rows: dict) -> dict:
     return out
 
 
-def show(profile: str = "quick") -> dict | None:
-    """Notebook 02's confirmatory section for the controls: once every run is stored, read them, record
-    the readings and print them with the verdicts; until then say how many are in and record nothing."""
-    runs = plan.study_controls()
+def _show_entry(entry: str, runs: dict, whose: str = "") -> dict | None:
+    """One entry: once every run of it is stored, read them, record the readings and print them; until
+    then say how many are in and record nothing. runs: kind -> its configs."""
     study = [c for cfgs in runs.values() for c in cfgs]
     waiting = [c for c in study if not store.is_done(c)]
-    print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored (the streaming ones are C05-wall's)"
+    print(f"{entry}: {len(study) - len(waiting)} of {len(study)} runs stored{whose}"
           + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
     if waiting:
         return None
     out = controls_confirm_results({kind: [control_row(store.load_run(c)) for c in cfgs] for kind, cfgs in runs.items()})
-    record_confirmatory(ENTRY, out)
+    record_confirmatory(entry, out)
     print(out)
+    return out
+
+
+def show(profile: str = "quick") -> dict:
+    """Notebook 02's confirmatory section: each entry's readings (None until all its runs are stored),
+    then the verdicts the ledger gives (the streaming row: C43-controls-streaming's, C43-controls' beside)."""
+    out = {ENTRY: _show_entry(ENTRY, plan.study_controls(), " (the streaming ones are C05-wall's)"),
+           STREAMING_ENTRY: _show_entry(STREAMING_ENTRY, {"streaming": plan.streaming_study()})}
     print_confirmatory(CONFIRMATORY)
     return out

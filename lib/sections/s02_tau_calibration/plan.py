@@ -61,3 +61,17 @@ def study() -> tuple[RunConfig, ...]:
     """The C43-controls runs: the shortcut runs first (the streaming ones are C05-wall's, queued there)."""
     runs = study_controls()
     return runs["shortcut"] + runs["streaming"]
+
+
+# The C43-controls-streaming study: C05-wall's streaming runs train joint and none learned, so tau had
+# nothing to read; this one trains 02's own streaming control (operator-first curriculum) on fresh seeds.
+STUDY_STREAMING_SEEDS = reserved_seeds(190, 3)
+STREAMING_STUDY_STEPS = 20_000      # offered; a run stops once learned (02's quick plan offers 12,000)
+
+
+def streaming_study() -> tuple[RunConfig, ...]:
+    """02's quick streaming control on STUDY_STREAMING_SEEDS, offered STREAMING_STUDY_STEPS, STUDY_MODE,
+    experiment `confirm_controls`."""
+    control = streaming_controls("quick", (0,))[0]
+    return tuple(replace(control, experiment="confirm_controls", seed=s, mode=STUDY_MODE, max_steps=STREAMING_STUDY_STEPS)
+                 for s in STUDY_STREAMING_SEEDS)
