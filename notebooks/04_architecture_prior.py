@@ -200,3 +200,13 @@ if results["untied_minus_tied_ood"] is None:
 
 # %%
 confirm = architecture_confirm.show(PROFILE)
+
+# %% [markdown]
+# **Reading the untied panel.** Probe tau cannot pass the last block read (the dash-dot line, the untied
+# stack's 8th block; a solved input whose probe never reads the answer counts one block past it). A curve
+# that rises and then meets that line bends flat, and least squares over every kept length then prefers
+# log n to n whatever the curve did below the line. The entry's class is taken over every kept length, so
+# the verdict stands as the rule gives it; the *post hoc, not judged* line beside rule 1 re-classes each
+# seed over the lengths below the line only. A log-depth scan also starts low: the hand-built
+# Hillis–Steele stack reads its n = 2 answer at block 1 (`tests/test_architecture.py`), so compare where
+# each untied curve starts at n = 2 with where the tied ones start.

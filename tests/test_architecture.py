@@ -475,7 +475,8 @@ def test_an_incomplete_c04_study_records_nothing(store_root, monkeypatch, tmp_pa
     assert json.loads(done.recorded.read_text())["untied_a5_seq_acc"] == 1.0
     # untied S4 never learned here: rule 4's precondition fails, so the recorded verdict is not measured
     assert claims.confirmatory_verdict(claims.claim("untied_a5_seq_acc"))[0] == "not measured"
-    assert "verdict untied_a5_seq_acc: not measured (untied_a5_seq_acc = 1.000)" in c04.describe(done)
+    assert ("verdict untied_a5_seq_acc: not measured (untied_a5_seq_acc = 1.000; needs ≥ 2 of 3 untied S4 seeds learn)"
+            in c04.describe(done))                  # a not-measured verdict names its failed precondition
 
 
 def test_c04_figure_and_the_notebooks_entry_point(store_root, capsys):
@@ -521,3 +522,19 @@ def test_c04_judges_decoder_validity_unrounded():
     assert kept == 6225 / 6917 and not head.decoder_valid(kept)
     rows = _c04_rows(validity=(1.0, 1.0, 6225 / 6917))
     assert c04.study_readings(rows)["untied_valid_learned"] == 2
+
+
+def test_c04_ceiling_sensitivity_finds_lengths_at_the_last_block_read_and_classes_the_rest():
+    """tau cannot pass the last block read (untied: its 8 blocks): a serial curve capped there is counted
+    at the ceiling and classed on the lengths below it; the tied rows' 2 * loops never cap."""
+    rows = _c04_rows()
+    serial_capped = [float(min(n, 8)) for n in range(2, 17)]            # 2..7 below, 8 at the ceiling from n = 8
+    rows[0]["decoders"]["linear"]["tau_last"] = serial_capped
+    rows[1]["decoders"]["linear"]["tau_last"] = [5.0, 6.0] + [8.0] * 13   # 2 lengths below: no class
+    out = c04.below_ceiling(rows)
+    assert out["untied"]["linear"][110] == {"at_ceiling": 9, "lengths": 15, "cls": "linear"}
+    assert out["untied"]["linear"][111] == {"at_ceiling": 13, "lengths": 15, "cls": None}
+    assert all(v["at_ceiling"] == 0 for k in out["tied"].values() for v in k.values())
+    assert "untied A5" not in out and not any(f in out for f in c04.COMPARATORS)      # probed families only
+    lines = c04._ceiling_lines(rows)
+    assert "none in tied, tied + scan" in lines[0] and "seed 111 no class (13 of 15 at it)" in lines[1]

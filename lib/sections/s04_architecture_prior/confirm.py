@@ -205,6 +205,53 @@ def study_readings(rows) -> dict:
     return out
 
 
+def below_ceiling(rows, families: dict | None = None) -> dict:
+    """Printed beside rule 1, never judged or recorded (not in the entry): tau cannot exceed the last block
+    read, so lengths whose probe tau sits within half a block of it bend any rising curve into a concave,
+    log-looking one. Per valid learned seed of a probed family and per probe: how many kept lengths sit at
+    that ceiling, and the scaling class over the lengths below it (None: fewer than MIN_LENGTHS)."""
+    families = plan.study_families() if families is None else families
+    cfg = {(f, c.seed): c for f, cs in families.items() for c in cs}
+    out = {}
+    for r in rows:
+        if r["family"] not in PROBED or not r["learned"] or not _valid(r):
+            continue
+        c = cfg[(r["family"], r["seed"])]
+        for kind in ("linear", "mlp"):
+            d = r["decoders"].get(kind)
+            if d is None:
+                continue
+            below = [(n, t) for n, t in zip(d["ns"], d["tau_last"]) if t < blocks_read(c, n) - 0.5]
+            fit = head.scaling_class(*zip(*below)) if len(below) >= MIN_LENGTHS else None
+            out.setdefault(r["family"], {}).setdefault(kind, {})[r["seed"]] = dict(
+                at_ceiling=len(d["ns"]) - len(below), lengths=len(d["ns"]), cls=fit.cls if fit else None)
+    return out
+
+
+def _ceilings(rows) -> dict:
+    """family -> its last block read, for the families with a probed length at it and one depth at every n."""
+    out = {}
+    for f, cs in plan.study_families().items():
+        depths = {blocks_read(c, n) for c in cs for n in TEST_NS}
+        if f in PROBED and len(depths) == 1 and any(v["at_ceiling"] for k in below_ceiling(rows).get(f, {}).values()
+                                                    for v in k.values()):
+            out[f] = depths.pop()
+    return out
+
+
+def _ceiling_lines(rows) -> list[str]:
+    found = below_ceiling(rows)
+    clear = [f for f, kinds in found.items() if not any(v["at_ceiling"] for seeds in kinds.values() for v in seeds.values())]
+    lines = [f"    post hoc, not judged — probe tau within half a block of the last block read: none in {', '.join(clear)}"] if clear else []
+    for f, kinds in found.items():
+        if f in clear:
+            continue
+        parts = [f"{kind}: " + ", ".join(f"seed {s} {v['cls'] or 'no class'} ({v['at_ceiling']} of {v['lengths']} at it)"
+                                        for s, v in seeds.items()) for kind, seeds in kinds.items()]
+        lines.append(f"    post hoc, not judged — {f}, class over the lengths below the last block read: " + "; ".join(parts))
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------
 # the study: whatever is stored, recorded once all of it is
 
@@ -271,6 +318,7 @@ def describe(study: Study) -> str:
     lines.append(f"  rule 1 untied log share {_f(rd['untied_log_fraction'])} (mlp {_f(rd['untied_log_fraction_mlp'])}, "
                  f"readout {_f(rd['untied_log_fraction_readout'])}) over {rd['untied_valid_learned']} valid learned seeds"
                  + (" ⚑ the MLP probe's verdict differs" if rd["untied_mlp_flag"] else ""))
+    lines += _ceiling_lines(study.rows)
     lines.append(f"  rule 2 tied linear share {_f(rd['tied_linear_fraction'])} (mlp {_f(rd['tied_linear_fraction_mlp'])}, "
                  f"readout {_f(rd['tied_linear_fraction_readout'])}) over {rd['tied_valid_learned']}; tied + scan "
                  f"{_f(rd['tied_scan_linear_fraction'])} over {rd['tied_scan_valid_learned']}"
@@ -282,8 +330,10 @@ def describe(study: Study) -> str:
                  f"(untied S4 seeds learned: {rd['untied_s4_learned']})")
     if not study.complete:
         return "\n".join(lines + ["  verdicts: none until every run is stored (nothing recorded)"])
-    lines += [f"  verdict {k}: {rule_verdict(k, rd)} ({CONFIRMATORY[k].key} = "
-              f"{_f(rd[CONFIRMATORY[k].key], 3)})" for k in RULES]
+    for k in RULES:
+        v = rule_verdict(k, rd)
+        why = f"; needs {CONFIRMATORY[k].precondition}" if v == "not measured" else ""
+        lines.append(f"  verdict {k}: {v} ({CONFIRMATORY[k].key} = {_f(rd[CONFIRMATORY[k].key], 3)}{why})")
     return "\n".join(lines + [f"  recorded: {study.recorded.name}" if study.recorded else "  not recorded"])
 
 
@@ -302,7 +352,7 @@ def show(profile: str = "quick") -> Study | None:
         return None
     study = read_study()
     print(describe(study))
-    fig = figures.probe_tau(study.rows, PROBED)
+    fig = figures.probe_tau(study.rows, PROBED, _ceilings(study.rows))
     if fig is None:
         print("no probed confirm run stored yet: nothing to draw")
         return study

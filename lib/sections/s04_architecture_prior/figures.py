@@ -53,10 +53,11 @@ def length_extrapolation(rows: list[dict]):
     return fig
 
 
-def probe_tau(rows, families):
+def probe_tau(rows, families, ceilings: dict | None = None):
     """Probe tau at the last position against n, one panel per probed family: a line per seed and decoder
     (linear probe solid, MLP probe dashed, readout dotted; legend: its scaling class). None without a
-    probed row. families: the probed families, in panel order."""
+    probed row. families: the probed families, in panel order; ceilings: family -> its last block read,
+    drawn where tau reaches it (tau cannot pass it)."""
     fams = [f for f in families if any(r["family"] == f and r["decoders"] for r in rows)]
     if not fams:
         return None
@@ -68,6 +69,8 @@ def probe_tau(rows, families):
                 if s["ns"]:
                     ax.plot(s["ns"], s["tau_last"], styles[d], marker="os^v"[i % 4], ms=3, color=f"C{i}",
                             label=f"seed {r['seed']} {d}: {s['class'] or '?'}" + ("" if r["learned"] else " (not learned)"))
+        if (ceilings or {}).get(f) is not None:
+            ax.axhline(ceilings[f], color="0.5", lw=0.8, ls="-.", label=f"last block read ({ceilings[f]})")
         ax.set(title=f, xlabel="input length n", ylabel="tau(last), blocks (loops for tied)")
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.legend(fontsize=6)
