@@ -77,3 +77,21 @@ def test_the_interval_width_is_judged_unrounded(store_root, monkeypatch):
     r = budget_confirm_results(study())
     assert r["interval_width"] == pytest.approx(0.1604, abs=1e-12)
     assert verdict(r, "budget_exponent_uncapped") == "not measured"
+
+
+def test_the_fit_keeps_valid_runs_at_demands_with_two_and_the_figure_draws_the_rest_in_grey():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from lib.sections.s03_budget_law import confirm, figures
+    xs = [reading(T, s, valid=not (T == 16 and s != 120), learned=not (T == 4 and s == 122))
+          for s in (120, 121, 122) for T in DEMANDS]
+    kept = confirm.fitted_runs(xs)
+    assert all(x["T_train"] != 16 for x in kept)          # one valid seed left at demand 0.5: not fitted
+    assert len(kept) == 15 - 3 - 1
+    fig, ax = plt.subplots()
+    figures.confirm_speeds(xs, kept, budget_confirm_results(xs), ax=ax)
+    labels = ax.get_legend_handles_labels()[1]
+    assert any(lab.startswith("tau (primary): exponent 0.98") for lab in labels)
+    assert any(lab.startswith("left out of the fit (4") for lab in labels)
+    plt.close(fig)

@@ -102,14 +102,26 @@ def _exponent(runs: list[dict], key: str) -> dict:
             "meets_band": _band_reading(fit.exponent, ci)}
 
 
-def budget_confirm_results(readings: list[dict]) -> dict:
-    """The readings the C03-budget rules consume (`claims.CONFIRMATORY`, this section's), with the reported extras."""
-    good = [x for x in readings if x["learned"] and x["valid"]]
+def _valid_counts(readings: list[dict]) -> dict[str, int]:
+    """Learned runs with a valid readout, per demand (rounded to 4 places, as the entry prints them)."""
     by_demand = {}
     for x in readings:
         by_demand.setdefault(round(x["demand"], 4), []).append(x)
-    valid_counts = {str(d): sum(x["learned"] and x["valid"] for x in xs) for d, xs in sorted(by_demand.items())}
-    kept = [x for x in good if valid_counts[str(round(x["demand"], 4))] >= 2]
+    return {str(d): sum(x["learned"] and x["valid"] for x in xs) for d, xs in sorted(by_demand.items())}
+
+
+def fitted_runs(readings: list[dict]) -> list[dict]:
+    """The runs the exponent is fitted on: learned, readout valid, at a demand with >= 2 such runs (a seed
+    interval needs two seeds a demand)."""
+    counts = _valid_counts(readings)
+    return [x for x in readings if x["learned"] and x["valid"] and counts[str(round(x["demand"], 4))] >= 2]
+
+
+def budget_confirm_results(readings: list[dict]) -> dict:
+    """The readings the C03-budget rules consume (`claims.CONFIRMATORY`, this section's), with the reported extras."""
+    good = [x for x in readings if x["learned"] and x["valid"]]
+    valid_counts = _valid_counts(readings)
+    kept = fitted_runs(readings)
     tau, front = _exponent(kept, "v_tau"), _exponent(kept, "v_frontier")
     unit = [x["v_tau"] for x in good if x["T_train"] == x["n_train"]]
     mean = lambda xs: float(np.mean(xs)) if xs else None           # noqa: E731  (judged unrounded: no band edge moves)
@@ -147,6 +159,27 @@ def budget_confirm_results(readings: list[dict]) -> dict:
 ENTRY = "C03-budget"
 
 
+def stored_readings() -> list[dict] | None:
+    """Every run's reading (kept beside the run) once all of the entry's runs are stored; None until then."""
+    study = plan.study()
+    if not all(store.is_done(c) for c in study):
+        return None
+    return study_readings([store.load_run(c) for c in study])
+
+
+def _two(x) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def _shown(v):
+    """A reading as printed: floats to 3 decimals (the recorded values keep every digit)."""
+    if isinstance(v, float):
+        return round(v, 3)
+    if isinstance(v, list):
+        return [_shown(x) for x in v]
+    return v
+
+
 def show(profile: str = "quick") -> dict | None:
     """Notebook 03's confirmatory section: once every run is stored, read each (kept beside the run),
     record the readings for the ledger and print them with the verdicts; until then say how many runs
@@ -156,18 +189,18 @@ def show(profile: str = "quick") -> dict | None:
     total = len(study)
     print(f"{ENTRY}: {total - len(waiting)} of {total} runs stored"
           + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
-    if waiting:
+    readings = stored_readings()
+    if readings is None:
         return None
-    readings = study_readings([store.load_run(c) for c in study])
     for x in readings:
         r = x.get("rescue")
         print(f"T={x['T_train']:2d} seed {x['seed']}: learned {x['learned']}, valid {x['valid']} (position 1 at "
-              f"loop 1: {x['position1_first_loop']}), v(tau) {x['v_tau']:.3f}, v(frontier) {x['v_frontier']:.3f}"
+              f"loop 1: {x['position1_first_loop']:.2f}), v(tau) {x['v_tau']:.3f}, v(frontier) {x['v_frontier']:.3f}"
               + ("" if r is None else f", v(probe) {x['v_probe']:.3f}, class {x['free_class']}, v(cone) {x['v_cone']:.3f}; "
-                 f"n=16 late T_train {r['late_at_T_train']:.2f}, T*={r['T_star']} {r['late_at_T_star']}, "
+                 f"n=16 late T_train {r['late_at_T_train']:.2f}, T*={r['T_star']} {_two(r['late_at_T_star'])}, "
                  f"{r['T_rescue']} loops {r['late_at_rescue']:.2f}"))
     out = budget_confirm_results(readings)
     record_confirmatory(ENTRY, out)
-    print({k: v for k, v in out.items() if k != "free_classes"})
+    print({k: _shown(v) for k, v in out.items() if k != "free_classes"})
     print_confirmatory(CONFIRMATORY)
     return out

@@ -56,6 +56,44 @@ def speed_vs_demand(demands, speeds, fit=None, ax=None, learned=None):
     return ax
 
 
+def confirm_speeds(readings: list[dict], fitted: list[dict], results: dict, ax=None):
+    """C03-budget: each run's speed against demand by both estimators, with each estimator's least-squares
+    fit on the fitted runs (`confirm.fitted_runs`) and its seed interval; runs left out of the fit in grey."""
+    from ...instruments.head import budget_exponent
+    ax = ax or plt.gca()
+    kept = {id(x) for x in fitted}
+    demands = np.array([x["demand"] for x in readings])
+    grid = np.geomspace(demands.min() / 1.3, demands.max() * 1.3, 50)
+    ax.loglog(grid, grid, "k--", lw=0.8, label="budget law v = demand")
+    for key, name, marker, colour, exp_key in (("v_tau", "tau (primary)", "o", "C0", "exponent"),
+                                               ("v_frontier", "frontier", "^", "C1", "exponent_frontier")):
+        d = np.array([x["demand"] for x in fitted])
+        v = np.array([x[key] for x in fitted])
+        ax.loglog(d, v, marker, ls="", color=colour, ms=5, mfc="none" if marker == "^" else colour)
+        fit = budget_exponent(d, v)
+        ci = results.get(f"{exp_key}_interval")
+        ci_text = "" if ci is None else f", seeds [{ci[0]:.2f}, {ci[1]:.2f}]"
+        ax.loglog(grid, np.exp(fit.intercept) * grid ** fit.exponent, "-", color=colour, lw=1,
+                  label=f"{name}: exponent {fit.exponent:.2f}{ci_text}")
+    left = [x for x in readings if id(x) not in kept]
+    if left:
+        ax.loglog([x["demand"] for x in left], [x["v_tau"] for x in left], "x", color="gray", ms=7, mew=1.5,
+                  label=f"left out of the fit ({len(left)}: not learned or readout invalid), v(tau)")
+    ticks = sorted(set(demands.round(4).tolist()))
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(ScalarFormatter())
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t:.2g}" for t in ticks])
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([f"{t:.2g}" for t in ticks])
+    ax.set_xlabel("demand n_train / T_train")
+    ax.set_ylabel("v-hat (positions per loop)")
+    ax.set_title("C03-budget: reserved seeds 120-122, paper b = 0.98 ± 0.04", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+    return ax
+
+
 def rescue(rescued: dict, n_long: int):
     """03: at length n_long, late-position accuracy (solid) and whole-word accuracy (dashed) against
     test-time loops, with the halting rule's T* (dotted); one panel a contract, one colour a seed.
