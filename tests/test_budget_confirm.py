@@ -95,3 +95,13 @@ def test_the_fit_keeps_valid_runs_at_demands_with_two_and_the_figure_draws_the_r
     assert any(lab.startswith("tau (primary): exponent 0.98") for lab in labels)
     assert any(lab.startswith("left out of the fit (4") for lab in labels)
     plt.close(fig)
+
+
+def test_a_speed_at_T_eq_n_that_flips_between_the_estimators_is_flagged(store_root):
+    xs = study()
+    for x in xs:
+        if x["T_train"] == 8:
+            x["v_frontier"] = 0.75                 # the frontier reads the demand-1 runs off 1 by 0.25
+    r = budget_confirm_results(xs)
+    assert r["speed_at_T_eq_n_flips"] and verdict(r, "speed_at_T_eq_n_uncapped") == "reproduced"
+    assert not budget_confirm_results(study())["speed_at_T_eq_n_flips"]

@@ -20,11 +20,11 @@ def _exponent_partly(v) -> bool:
     return 0.5 <= v < 0.88 or 1.08 < v <= 1.5
 
 
-def _unit_speed_holds(v) -> bool:
+def unit_speed_holds(v) -> bool:
     return abs(v - 1.0) <= 0.10
 
 
-def _unit_speed_partly(v) -> bool:
+def unit_speed_partly(v) -> bool:
     return abs(v - 1.0) <= 0.3
 
 
@@ -63,17 +63,17 @@ CLAIMS = (
           partly="R² ≥ 0.8", qualifies="budget_exponent_uncapped"),
     Claim("speed_at_T_eq_n_uncapped", 1, "A §6.1", "At T = n the frontier moves one position per loop",
           "v = 1.00", "|v − 1| ≤ 0.10 (tau read with 4·T_train loops)", "03_budget_law",
-          _unit_speed_holds, _unit_speed_partly, partly="|v − 1| ≤ 0.3",
+          unit_speed_holds, unit_speed_partly, partly="|v − 1| ≤ 0.3",
           precondition="decoder validity: position 1 read at loop 1 on ≥ 0.9 of solved inputs", requires=_valid_03),
     Claim("speed_at_T_eq_n_frontier_uncapped", 1, "A §6.1", "the speed at T = n by the frontier estimator", "v = 1.00",
-          "|v − 1| ≤ 0.10", "03_budget_law", _unit_speed_holds, _unit_speed_partly,
+          "|v − 1| ≤ 0.10", "03_budget_law", unit_speed_holds, unit_speed_partly,
           partly="|v − 1| ≤ 0.3", qualifies="speed_at_T_eq_n_uncapped", estimator="frontier"),
     Claim("speed_at_T_eq_n", 1, "A §6.1", "the speed at T = n read with T_train loops (capped)", "v = 1.00",
-          "|v − 1| ≤ 0.10", "03_budget_law", _unit_speed_holds, _unit_speed_partly,
+          "|v − 1| ≤ 0.10", "03_budget_law", unit_speed_holds, unit_speed_partly,
           partly="|v − 1| ≤ 0.3", precondition="decoder validity (as above)", requires=_valid_03,
           qualifies="speed_at_T_eq_n_uncapped"),
     Claim("speed_at_T_eq_n_frontier", 1, "A §6.1", "the capped speed at T = n by the frontier estimator", "v = 1.00",
-          "|v − 1| ≤ 0.10", "03_budget_law", _unit_speed_holds, _unit_speed_partly,
+          "|v − 1| ≤ 0.10", "03_budget_law", unit_speed_holds, unit_speed_partly,
           partly="|v − 1| ≤ 0.3", qualifies="speed_at_T_eq_n_uncapped"),
     Claim("rescue_gain", 1, "A §6.1", "More test-time loops rescue late positions at a fixed length",
           "qualitative", "late-position accuracy at 2·n_train rises by ≥ 0.5 from T_train to the best loop of a scan to 4× the "
@@ -97,13 +97,14 @@ CONFIRMATORY = {
                                                  ("exponent", "exponent_interval", "interval_width", "exponent_frontier",
                                                   "exponent_frontier_meets_band", "estimator_flips", "exponent_probe")),
     "speed_at_T_eq_n_uncapped": ConfirmatoryTest("C03-budget", "speed_at_T_eq_n",
-                                                 _unit_speed_holds, _unit_speed_partly,
+                                                 unit_speed_holds, unit_speed_partly,
                                                  "the seeds' range meets 1 ± 0.10 for reproduced; ≥ 2 valid "
                                                  "learned seeds at demand 1",
                                                  lambda r: r["demand1_valid"] >= 2 and (
                                                      not abs(r["speed_at_T_eq_n"] - 1) <= 0.10
                                                      or r["demand1_range_meets"]),
-                                                 ("demand1_range", "speed_at_T_eq_n_frontier")),
+                                                 ("demand1_range", "speed_at_T_eq_n_frontier",
+                                                  "speed_at_T_eq_n_flips")),
     "rescue_gain": ConfirmatoryTest("C03-budget", "rescue_gain", lambda v: v >= 0.5, lambda v: v >= 0.2),
     "halting_late_acc": ConfirmatoryTest("C03-budget", "halting_late_acc", lambda v: v >= 0.9, lambda v: v >= 0.5,
                                          beside=("halting_whole_acc", "best_loop_late_upper_bound")),
