@@ -195,23 +195,14 @@ print(f"fixed-T contrast (seeds {sorted({x['config'].seed for x in contrast})}):
 # within each demand (2,000 resamples). Reproduced when that interval meets the paper's 0.98 ± 0.04 and is
 # no wider than 0.16. Each run's reading is kept beside the run (`readings/c03-budget.json`, keyed by its
 # weights' sha256 and the reader's version) and recomputed only when either changes.
+#
+# The figure below the verdicts: each run's speed against its demand, both estimators on the same runs:
+# v(tau) = 1 / slope of tau(8, i) against i (filled), and the frontier's (open). A line is
+# log v = a + b log(demand) fitted by least squares on the runs the entry fits (learned, readout valid,
+# ≥ 2 such seeds at the demand); the law is v = n_train / T_train, that is a = 0 and b = 1 (dashed). A
+# run left out of the fit is drawn at its v(tau) in grey.
 
 # %%
 from lib.sections.s03_budget_law import confirm as budget_confirm
 
 confirm = budget_confirm.show(PROFILE)
-
-# %% [markdown]
-# Each run's speed against its demand, both estimators on the same runs: v(tau) = 1 / slope of tau(8, i)
-# against i (filled), and the frontier's (open). A line is log v = a + b log(demand) fitted by least
-# squares on the runs the entry fits (learned, readout valid, ≥ 2 such seeds at the demand); the law is
-# v = n_train / T_train, that is a = 0 and b = 1 (dashed). A run left out of the fit is drawn at its
-# v(tau) in grey.
-
-# %%
-c03_readings = budget_confirm.stored_readings()
-if c03_readings is not None:
-    fig, ax = plt.subplots(figsize=(5.5, 4.5))
-    figures.confirm_speeds(c03_readings, budget_confirm.fitted_runs(c03_readings), confirm, ax=ax)
-    plots.save(fig, "03_budget_law_confirm_speeds", PROFILE)
-    plt.show()

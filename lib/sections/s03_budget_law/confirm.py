@@ -15,15 +15,17 @@ which judges *learned*, and after 4·T_train loops, the primary "uncapped" tau):
 """
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import reading_cache, store
 from ...instruments import block_probe, head
 from ...instruments.extrapolation import beyond_training
-from ...rules import print_confirmatory, record_confirmatory
+from ...plots import save
+from ...rules import print_confirmatory, record_confirmatory, verdict
 from ..s02_tau_calibration import read as calibration       # the entry re-reads 02's claims with 02's reader
-from . import plan
-from .claims import CONFIRMATORY, unit_speed_holds, unit_speed_partly
+from . import figures, plan
+from .claims import CONFIRMATORY
 from .read import contract_readings, seed_interval
 
 UNCAPPED = 4                  # tau read with 4·T_train loops
@@ -117,16 +119,17 @@ def fitted_runs(readings: list[dict]) -> list[dict]:
     return [x for x in readings if x["learned"] and x["valid"] and counts[str(round(x["demand"], 4))] >= 2]
 
 
-def _unit_reading(speeds: list[float]) -> str | None:
-    """Rule 2's verdict for one estimator's speeds at T = n (the entry flags a verdict that flips between
-    the estimators): reproduced when the mean is within 1 ± 0.10 and the seeds' range meets it, partly
-    within 1 ± 0.3."""
-    if len(speeds) < 2:
-        return None
-    m = float(np.mean(speeds))
-    if unit_speed_holds(m) and min(speeds) <= 1.1 and max(speeds) >= 0.9:
-        return "reproduced"
-    return "partly" if unit_speed_partly(m) else "not reproduced"
+def _range_meets(speeds: list[float]) -> bool:
+    """Rule 2's seed condition for *reproduced*: the seeds' range meets 1 ± 0.10."""
+    return bool(speeds) and min(speeds) <= 1.1 and max(speeds) >= 0.9
+
+
+def _unit_reading(speeds: list[float]) -> str:
+    """Rule 2's verdict, by the entry's own test, on one estimator's speeds at T = n (the entry flags a
+    verdict that flips between the estimators)."""
+    mean = float(np.mean(speeds)) if speeds else None
+    readings = {"speed_at_T_eq_n": mean, "demand1_valid": len(speeds), "demand1_range_meets": _range_meets(speeds)}
+    return verdict(CONFIRMATORY["speed_at_T_eq_n_uncapped"], mean, results=readings)
 
 
 def budget_confirm_results(readings: list[dict]) -> dict:
@@ -156,7 +159,7 @@ def budget_confirm_results(readings: list[dict]) -> dict:
         "estimator_flips": tau["meets_band"] != front["meets_band"],
         "speed_at_T_eq_n": mean(unit), "demand1_valid": len(unit),
         "demand1_range": [round(min(unit), 3), round(max(unit), 3)] if unit else None,
-        "demand1_range_meets": bool(unit) and min(unit) <= 1.1 and max(unit) >= 0.9,
+        "demand1_range_meets": _range_meets(unit),
         "speed_at_T_eq_n_frontier": mean(unit_frontier),
         "speed_at_T_eq_n_flips": _unit_reading(unit) != _unit_reading(unit_frontier),
         "rescue_gain": mean([r["late_at_rescue"] - r["late_at_T_train"] for r in rescued]),
@@ -171,14 +174,6 @@ def budget_confirm_results(readings: list[dict]) -> dict:
 
 
 ENTRY = "C03-budget"
-
-
-def stored_readings() -> list[dict] | None:
-    """Every run's reading (kept beside the run) once all of the entry's runs are stored; None until then."""
-    study = plan.study()
-    if not all(store.is_done(c) for c in study):
-        return None
-    return study_readings([store.load_run(c) for c in study])
 
 
 def _two(x) -> str:
@@ -196,16 +191,17 @@ def _shown(v):
 
 def show(profile: str = "quick") -> dict | None:
     """Notebook 03's confirmatory section: once every run is stored, read each (kept beside the run),
-    record the readings for the ledger and print them with the verdicts; until then say how many runs
-    are in and record nothing. The runs are the entry's, whatever the profile."""
+    record the readings for the ledger, print them with the verdicts and draw each run's speed against
+    its demand by both estimators; until then say how many runs are in and record nothing. The runs are
+    the entry's, whatever the profile."""
     study = plan.study()
     waiting = tuple(c for c in study if not store.is_done(c))
     total = len(study)
     print(f"{ENTRY}: {total - len(waiting)} of {total} runs stored"
           + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
-    readings = stored_readings()
-    if readings is None:
+    if waiting:
         return None
+    readings = study_readings([store.load_run(c) for c in study])
     for x in readings:
         r = x.get("rescue")
         print(f"T={x['T_train']:2d} seed {x['seed']}: learned {x['learned']}, valid {x['valid']} (position 1 at "
@@ -217,4 +213,8 @@ def show(profile: str = "quick") -> dict | None:
     record_confirmatory(ENTRY, out)
     print({k: _shown(v) for k, v in out.items() if k != "free_classes"})
     print_confirmatory(CONFIRMATORY)
+    fig, ax = plt.subplots(figsize=(5.5, 4.5))
+    figures.confirm_speeds(readings, fitted_runs(readings), out, ax=ax)
+    save(fig, "03_budget_law_confirm_speeds", profile)
+    plt.show()
     return out
