@@ -108,7 +108,7 @@ def contests(profile: str, seeds=None) -> ContestPlan:
 # then; tests/test_contest_confirm.py holds the two equal); a contract the pilot found no split in has no
 # length and no contest.
 STUDY_SEEDS = reserved_seeds(130, 16)
-CONFIRM_TARGETS: dict[str, int | None] | None = None
+CONFIRM_TARGETS: dict[str, int | None] | None = {"S4 n8 T8": 16, "S4 n8 T6": None, "S4 n8 T4": 12}
 
 
 def study_contests(targets: dict | None = None) -> dict[str, tuple[RunConfig, ...]]:
