@@ -28,6 +28,7 @@ from . import confirmatory, store
 from .config import MODES, RunConfig, run_id
 from .paths import outputs_dir
 from .profiles import PROFILES, SECTIONS
+from .step import Diverged
 
 # Pilots whose rules are committed in paper/PREREGISTRATION.md (exploratory seeds, no execution mode): the
 # entry's id -> the module whose `queue()` lists its runs in queue order.
@@ -167,7 +168,7 @@ def main(argv=None) -> int:
 def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
     i, k = shard
     torch.set_num_threads(threads)
-    todo, held = cfgs[i::k], []
+    todo, held, failed = cfgs[i::k], [], []
     while todo:
         busy = []
         for cfg in todo:
@@ -175,12 +176,22 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
             if queue and _parent_pending(cfg, cfgs):
                 busy.append(cfg)                       # its parent is still to train, here or in another process
                 continue
+            if queue and _diverged(cfg):
+                # a queue trains unattended: one diverged run (or its warm-started children) must not stop
+                # the runs after it; the run keeps its FAILED marker and is named at the end
+                failed.append(cfg)
+                continue
             try:
                 run = store.get_or_train(cfg, progress=True, compile=compile or None, lock_timeout=0 if queue else 3600.0)
             except TimeoutError:
                 # another process trains it and stores it: waiting here would idle a core that the next
                 # queue could use (a run left unfinished resumes from its checkpoint in the next --queue)
                 held.append(cfg)
+                continue
+            except Diverged:
+                if not queue:
+                    raise
+                failed.append(cfg)
                 continue
             print(json.dumps({"run": str(run.path.relative_to(outputs_dir())), "task": cfg.task, "T_train": cfg.T_train,
                               "seed": cfg.seed, "steps": run.metrics["steps"], "wall_s": round(time.time() - t0, 1),
@@ -190,12 +201,22 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
             time.sleep(30)
     if held:
         print(f"left to the processes training them: {', '.join(run_id(c) for c in held)}", flush=True)
+    if failed:
+        print(f"diverged, not stored (FAILED marker on the run or its parent): {', '.join(run_id(c) for c in failed)}",
+              flush=True)
+        return 1
     return 0
+
+
+def _diverged(cfg) -> bool:
+    """The run, or the run it warm-starts from, diverged before (a FAILED marker; never retried unasked)."""
+    return (store.run_dir(cfg) / "FAILED").exists() or bool(
+        cfg.init_from and (outputs_dir() / "runs" / cfg.init_from / "FAILED").exists())
 
 
 def _parent_pending(cfg, cfgs) -> bool:
     """A warm start whose parent is in the same queue and neither finished nor failed: wait for it.
-    A parent outside the queue, or one that diverged, is left to `store.get_or_train` to refuse."""
+    A parent outside the queue is left to `store.get_or_train` to refuse; one that diverged, to `_diverged`."""
     if not cfg.init_from or cfg.init_from not in {run_id(c) for c in cfgs}:
         return False
     parent = outputs_dir() / "runs" / cfg.init_from
