@@ -99,6 +99,29 @@ def test_some_contests_predicting_read_partly(store_root):
     assert out["head_predicting_contests"] == 2 and conf(out, "primary_significant_contests") == "partly"
 
 
+def test_two_contests_as_the_pilot_left_them_read_each_band_of_the_head_rule(store_root):
+    """P41-pilot left two contests (T = 6 had no split): K = 2, so one predicting reads partly, both
+    reproduced, and two predicting in opposite directions count one (h = 1: partly)."""
+    both = {"S4 n8 T8": contest(), "S4 n8 T4": contest()}
+    out = contests_confirm_results({n: contest_tests(r) for n, r in both.items()})
+    assert out["powered_contests"] == 2 and conf(out, "primary_significant_contests") == "reproduced"
+    one = {"S4 n8 T8": contest(), "S4 n8 T4": contest(perfect=False)}
+    out = contests_confirm_results({n: contest_tests(r) for n, r in one.items()})
+    assert out["head_predicting_contests"] == 1 and conf(out, "primary_significant_contests") == "partly"
+    flipped = [dict(r, primary=-r["primary"]) for r in contest()]
+    out = contests_confirm_results({n: contest_tests(r) for n, r in {"S4 n8 T8": contest(), "S4 n8 T4": flipped}.items()})
+    assert out["head_predicting_contests"] == 1 and conf(out, "primary_significant_contests") == "partly"
+    unpowered = {"S4 n8 T8": contest(), "S4 n8 T4": contest(k_generalize=3)}
+    out = contests_confirm_results({n: contest_tests(r) for n, r in unpowered.items()})
+    assert out["powered_contests"] == 1 and conf(out, "primary_significant_contests") == "not measured"
+
+
+def test_a_seed_without_a_primary_metric_is_printed_with_its_reason():
+    from lib.sections.s07_seed_contests.confirm import _why_no_primary
+    assert "3 solved inputs" in _why_no_primary({"n_solved": 3, "decoder_valid": False, "position1_first_loop": None})
+    assert "readout invalid" in _why_no_primary({"n_solved": 40, "decoder_valid": False, "position1_first_loop": 0.71})
+
+
 def pop_row(i, tau_star=3, budget=None, ood=None):
     """A learned model at T_train = 8 reaching its fixed point at tau_star; tail metrics at T_train
     `budget(i)` (default: random), accuracy at n = 16 `ood(i)` (default: random)."""

@@ -53,12 +53,20 @@ def contest_row(run, n_ood: int) -> dict:
                                   params={"eval_count": EVAL_COUNT, "tail_count": TAIL_COUNT, "probes": PROBES})
     valid = extra["n_solved"] >= head.MIN_SOLVED and head.decoder_valid(extra["position1_first_loop"])
     row.update(learned=bool(run.metrics["final_eval"]["seq_acc"] >= LEARNED), decoder_valid=bool(valid),
-               position1_first_loop=extra["position1_first_loop"],
+               position1_first_loop=extra["position1_first_loop"], n_solved=extra["n_solved"],
                # an infinite v_tau (a flat tau, or one that falls with position) is the fastest reading, not a
                # missing one: the entry drops a seed's primary metric only for validity or too few solved inputs
                primary=row[PRIMARY] if valid and not np.isnan(row[PRIMARY]) else float("nan"),
                at_T_train=extra["tail_at_T_train"])
     return row
+
+
+def _why_no_primary(row: dict) -> str:
+    if row["n_solved"] < head.MIN_SOLVED:
+        return f"{row['n_solved']} solved inputs, < {head.MIN_SOLVED}"
+    if not row["decoder_valid"]:
+        return f"readout invalid: position 1 at loop 1 on {row['position1_first_loop']:.2f} of solved inputs"
+    return f"{PRIMARY} undefined"
 
 
 def _exact(values, targets) -> dict:
@@ -154,6 +162,9 @@ def show(profile: str = "quick") -> dict | None:
         print(f"{name} at n = {plan.CONFIRM_TARGETS[name]}: {t['generalize']} of {t['with_primary']} seeds generalize "
               f"(powered: {t['powered']}); {PRIMARY}: AUROC {hd['auroc']} (exact p {hd['p']}), rho {hd['rho']} "
               f"(permutation p {hd['rho_p']}), predicts {hd['predicts']}")
+        for r in rows[name]:
+            if np.isnan(r["primary"]):
+                print(f"  seed {r['seed']}: no primary metric ({_why_no_primary(r)}); in the tail tests, not the head's")
     print(f"tail tests at T_train Holm-significant: {out['tail_significant_at_T_train']} of "
           f"{out['tail_defined_at_T_train']}; past tau*: {out['tail_significant_past_tau_star']} of "
           f"{out['tail_defined_past_tau_star']}")
