@@ -59,7 +59,7 @@ def easy_to_hard(profile: str, seeds=None) -> EasyToHardPlan:
 # tests/test_e2h_confirm.py); E2H_CONFIRM_PICK is the pilot's logged pick once it is read, None before.
 STUDY_SEEDS = reserved_seeds(170, 4)
 E2H_CANDIDATES = {"lr1e-3_8k": (1e-3, 8000), "lr3e-4_16k": (3e-4, 16000), "lr1e-4_32k": (1e-4, 32000)}
-E2H_CONFIRM_PICK: str | None = None
+E2H_CONFIRM_PICK: str | None = "lr1e-3_8k"
 
 
 def confirm_recipe(pick: str | None = None) -> RunConfig | None:
