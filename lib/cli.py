@@ -173,13 +173,14 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
         busy = []
         for cfg in todo:
             t0 = time.time()
+            if queue and (_diverged(cfg) or cfg.init_from in {run_id(c) for c in failed}):
+                # a queue trains unattended: one diverged run (or its warm-started descendants, which would
+                # otherwise wait for it forever) must not stop the runs after it; the run keeps its FAILED
+                # marker and is named at the end
+                failed.append(cfg)
+                continue
             if queue and _parent_pending(cfg, cfgs):
                 busy.append(cfg)                       # its parent is still to train, here or in another process
-                continue
-            if queue and _diverged(cfg):
-                # a queue trains unattended: one diverged run (or its warm-started children) must not stop
-                # the runs after it; the run keeps its FAILED marker and is named at the end
-                failed.append(cfg)
                 continue
             try:
                 run = store.get_or_train(cfg, progress=True, compile=compile or None, lock_timeout=0 if queue else 3600.0)
@@ -210,8 +211,7 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
 
 def _diverged(cfg) -> bool:
     """The run, or the run it warm-starts from, diverged before (a FAILED marker; never retried unasked)."""
-    return (store.run_dir(cfg) / "FAILED").exists() or bool(
-        cfg.init_from and (outputs_dir() / "runs" / cfg.init_from / "FAILED").exists())
+    return store.is_diverged(cfg) or bool(cfg.init_from and (outputs_dir() / "runs" / cfg.init_from / "FAILED").exists())
 
 
 def _parent_pending(cfg, cfgs) -> bool:

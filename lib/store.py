@@ -66,6 +66,11 @@ def is_done(cfg: RunConfig) -> bool:
     return (run_dir(cfg) / "DONE").exists()
 
 
+def is_diverged(cfg: RunConfig) -> bool:
+    """Training stopped on a non-finite loss (the FAILED marker): never stored as done, never retried unasked."""
+    return (run_dir(cfg) / "FAILED").exists()
+
+
 def load_run(cfg: RunConfig) -> Run:
     """Load a finished run; refuses unfinished runs and weights whose bytes disagree with DONE."""
     d = run_dir(cfg)

@@ -88,11 +88,13 @@ def test_a_queue_leaves_a_run_another_process_holds_and_exits(store_root, monkey
 
 
 def test_a_queue_goes_past_a_diverged_run_and_its_children_and_names_them(store_root, monkeypatch, capsys):
-    """A queue trains unattended: a run that diverges now, one that diverged before (FAILED marker) and a
-    warm start from it are skipped and named, the rest trains, and the exit status says something failed."""
+    """A queue trains unattended: a run that diverges now, one that diverged before (FAILED marker), a
+    warm start from it and a warm start from that (which would otherwise wait for its parent forever) are
+    skipped and named, the rest trains, and the exit status says something failed."""
     from lib.step import Diverged
     before, now, fine = SMALL, replace(SMALL, seed=7), replace(SMALL, seed=8)
     child = warm_start(before, T_train=2)
+    grandchild = warm_start(child, T_train=3)
     store.run_dir(before).mkdir(parents=True)
     (store.run_dir(before) / "FAILED").write_text(json.dumps({"error": "loss nan", "step": 4}))
     real = store.get_or_train
@@ -102,10 +104,10 @@ def test_a_queue_goes_past_a_diverged_run_and_its_children_and_names_them(store_
             raise Diverged(5, float("nan"), 1.0, None)
         return real(cfg, **kw)
     monkeypatch.setattr(cli.store, "get_or_train", diverging)
-    assert cli.train([before, child, now, fine], (0, 1), 1, False, True) == 1
-    assert store.is_done(fine) and not any(store.is_done(c) for c in (before, child, now))
+    assert cli.train([before, child, grandchild, now, fine], (0, 1), 1, False, True) == 1
+    assert store.is_done(fine) and not any(store.is_done(c) for c in (before, child, grandchild, now))
     out = capsys.readouterr().out
-    assert all(run_id(c) in out.split("diverged, not stored")[1] for c in (before, child, now))
+    assert all(run_id(c) in out.split("diverged, not stored")[1] for c in (before, child, grandchild, now))
     with pytest.raises(Diverged):                                   # outside a queue it stops, as before
         cli.train([now], (0, 1), 1, False, False)
 

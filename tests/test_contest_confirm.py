@@ -203,3 +203,28 @@ def test_the_per_run_readers_read_a_stored_run_and_keep_their_readings(store_roo
     assert pop["budget"] == pytest.approx(population_confirm_row(run)["budget"], nan_ok=True)   # read back
     again = contest_row(run, 2 * run.config.n_train)                    # read back from the kept files
     assert json.dumps(again, sort_keys=True) == json.dumps(row, sort_keys=True)    # as text: nan == nan
+
+
+def test_a_diverged_seed_leaves_its_contest_and_the_tail_population(store_root, monkeypatch, capsys):
+    """The third transcription notes: a diverged run has not learned and has no reading. The readers do
+    not wait for it; its seed is printed and leaves the head and tail tests and the tail population."""
+    from lib import store
+    from lib.sections.s01_tail_saturation import confirm as s01
+    from lib.sections.s07_seed_contests import confirm as s07
+    targets = {"S4 n8 T8": 16, "S4 n8 T6": None, "S4 n8 T4": 12}
+    contests = plan.study_contests(targets)
+    failed = contests["S4 n8 T4"][2]
+    store.run_dir(failed).mkdir(parents=True)
+    (store.run_dir(failed) / "FAILED").write_text(json.dumps({"error": "loss nan", "step": 9}))
+    monkeypatch.setattr(plan, "CONFIRM_TARGETS", targets)
+    monkeypatch.setattr(store, "is_done", lambda c: not store.is_diverged(c))
+    monkeypatch.setattr(store, "load_run", lambda c: c)
+    rows = {c: r for cfgs in contests.values() for c, r in zip(cfgs, contest())}
+    monkeypatch.setattr(s07, "contest_row", lambda c, n: rows[c])
+    out = s07.show()
+    assert out["diverged_seeds"] == {"S4 n8 T8": [], "S4 n8 T4": [failed.seed]}
+    assert out["split"] == {"S4 n8 T8": [8, 16], "S4 n8 T4": [8, 15]}
+    assert f"seed {failed.seed}: diverged" in capsys.readouterr().out
+    monkeypatch.setattr(s01, "population_confirm_row", lambda c: pop_row(c.seed))
+    pop = s01.show()
+    assert pop["models"] == 32 and pop["learned_models"] == 31 and pop["diverged_models"] == 1

@@ -117,6 +117,14 @@ def test_easy_to_hard_is_judged_on_its_worst_seed_at_the_schedules_loops(store_r
     assert conf("C43-easy-to-hard", r, "e2h_4x_best_acc") == "not reproduced"      # one seed refutes "every seed"
 
 
+def test_a_diverged_seed_counts_as_one_that_did_not_learn(store_root):
+    from lib.sections.s08_easy_to_hard.confirm import diverged_row
+    diverged = diverged_row(s08.study("lr1e-3_8k")[3])
+    r = e2h_confirm_results([e2h_row(170 + i, 1.0) for i in range(3)] + [diverged])
+    assert r["e2h_4x_min_at_loops"] == 0.0 and r["diverged_seeds"] == [173]
+    assert conf("C43-easy-to-hard", r, "e2h_4x_best_acc") == "not reproduced"
+
+
 def recall_rows(acc, stable=True, distinct=1.0):
     """acc: (recall, outer) -> accuracy at n = 32 for every seed."""
     from lib.sections.s09_stability.plan import Knobs
@@ -200,3 +208,22 @@ def test_the_recall_and_sudoku_values_are_judged_unrounded(store_root):
               for rc in ("internal", "external") for s in (185, 186, 187) for g in (34, 28, 24)}
     r = sudoku_confirm_results(boards)
     assert 0 < r["sudoku_score"] < 1e-3 and conf("C43-sudoku", r, "sudoku_internal_minus_external") == "partly"
+
+
+def test_a_diverged_recall_or_sudoku_run_reads_as_one_that_did_not_learn(store_root):
+    from lib.sections.s09_stability.confirm import diverged_recall_row, diverged_sudoku_reading
+    rows = recall_rows({**GRID, ("internal", True): 0.7, ("external", True): 0.35})
+    i = next(i for i, r in enumerate(rows) if (r["knobs"].recall, r["knobs"].outer_norm) == ("internal", True))
+    rows[i] = diverged_recall_row(s09.recall_study()[0], rows[i]["knobs"])
+    r = recall_confirm_results(rows)
+    assert r["mean_at_loops"]["internal recall, outer norm"]["32"] == pytest.approx(0.467, abs=1e-3)
+    assert r["recall_outer_score"] == 0.5 and len(r["diverged"]) == 1          # a seed without stable points
+    none_outer = next(i for i, r in enumerate(rows) if (r["knobs"].recall, r["knobs"].outer_norm) == ("none", True))
+    rows[none_outer] = diverged_recall_row(s09.recall_study()[0], rows[none_outer]["knobs"])
+    r = recall_confirm_results(rows)
+    assert r["no_recall_distinct_fraction"] == 1.0 and r["no_recall_reached_min"] == 0.0
+    assert conf("C43-recall", r, "no_recall_distinct_fraction") == "not measured"      # reach precondition fails
+    cfg = s09.sudoku_study_runs({"external": "lr1e-3_4k", "internal": "lr3e-4_8k"})["internal"][0]
+    kept = diverged_sudoku_reading("internal", cfg)
+    assert set(kept) == {("internal", cfg.seed, g) for g in (34, 28, 24)}
+    assert all(r["board"][r["T"] - 1] == 0 and r["board"].max() == 0 for r in kept.values())

@@ -101,3 +101,24 @@ def test_the_per_run_reader_reads_a_stored_run(store_root):
     run = store.get_or_train(replace(profiles.SMOKE_BASE, T_train=2, max_steps=10, seed=5))
     r = run_reading(run)
     assert r["seed"] == 5 and r["steps_to_learn"] in (10, 11) and isinstance(r["valid"], bool)
+
+
+def test_a_diverged_run_reads_as_not_learned_and_a_broken_chain_leaves_its_lottery_run_unlearned(store_root, monkeypatch):
+    """The third transcription notes: the reader does not wait for a run that diverged, nor for the runs of
+    its chain after it; the seed's lottery run reads as not learned (steps B + 1), as does a diverged
+    scratch run."""
+    from lib import store
+    from lib.sections.s06_portability import confirm
+    s = plan.annealing_study("a")
+    for c in (s.start[0], s.scratch[1]):
+        store.run_dir(c).mkdir(parents=True)
+        (store.run_dir(c) / "FAILED").write_text(json.dumps({"error": "loss nan", "step": 9}))
+    trained = set(s.configs()) - {s.start[0], s.anneal[0], s.lottery[0], s.scratch[1]}
+    monkeypatch.setattr(plan, "LOTTERY_PICK", "a")
+    monkeypatch.setattr(store, "is_done", lambda c: c in trained)
+    monkeypatch.setattr(store, "load_run", lambda c: c)
+    monkeypatch.setattr(confirm, "run_reading", lambda c: reading(c.seed, True, 3000 if c.init_from else 8000, v=8 / 3))
+    out = confirm.show()
+    assert out["diverged"] == {"lottery": [150], "scratch": [151]}
+    assert out["lottery_learned_fraction"] == round(11 / 12, 3) and out["scratch_learned_fraction"] == round(11 / 12, 3)
+    assert out["mcnemar"][:2] == [1, 1] and out["sign_test"][:2] == [11, 1]

@@ -51,6 +51,13 @@ def run_reading(run) -> dict:
             "v_tau": speed["v_tau"] if valid else float("nan"), "valid": bool(valid)}
 
 
+def not_learned_reading(cfg) -> dict:
+    """A run that diverged, or a lottery run left untrained because a run of its chain diverged: it has not
+    learned and has no readout (PREREGISTRATION, third transcription notes)."""
+    return {"seed": cfg.seed, "T_train": cfg.T_train, "demand": cfg.demand, "learned": False, "acc": 0.0,
+            "steps_to_learn": int(cfg.max_steps) + 1, "v_tau": float("nan"), "valid": False, "diverged": True}
+
+
 def annealing_confirm_results(lottery: list[dict], scratch: list[dict], previous_demand: float,
                               lottery_contract: bool = True) -> dict:
     """The readings rules (A) and (L) consume; `lottery[i]` and `scratch[i]` are seed i's runs."""
@@ -76,6 +83,8 @@ def annealing_confirm_results(lottery: list[dict], scratch: list[dict], previous
     fails = sum(not s["learned"] for s in scratch)
     return {
         "seeds": len(lottery), "lottery_runs_read": len(read),
+        "diverged": {"lottery": [r["seed"] for r in lottery if r.get("diverged")],
+                     "scratch": [r["seed"] for r in scratch if r.get("diverged")]},
         "learned_without_valid_readout": [r["seed"] for r in lottery if r["learned"] and not r["valid"]],
         "transferred_share": share,
         "faster_than_scratch": bool(faster), "sign_test": [wins, losses, round(sign_p, 4)],
@@ -101,15 +110,21 @@ def show(profile: str = "quick") -> dict | None:
         print(f"{ENTRY}: waiting for P41-pilot's pick (plan.LOTTERY_PICK is not recorded yet; no runs listed)")
         return None
     study = s.configs()
-    waiting = tuple(c for c in study if not store.is_done(c))
+    # a seed's chain stops at a diverged run: the runs after it will not train (`lib.cli`)
+    broken = {c.seed for c in (*s.start, *s.anneal, *s.lottery) if store.is_diverged(c)}
+    waiting = tuple(c for c in study if not store.is_done(c) and not store.is_diverged(c)
+                    and not (c.seed in broken and c in s.lottery + s.anneal))
     print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored"
           + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
     if waiting:
         return None
-    lottery = [run_reading(store.load_run(c)) for c in s.lottery]
-    scratch = [run_reading(store.load_run(c)) for c in s.scratch]
+    lottery = [not_learned_reading(c) if c.seed in broken else run_reading(store.load_run(c)) for c in s.lottery]
+    scratch = [not_learned_reading(c) if store.is_diverged(c) else run_reading(store.load_run(c)) for c in s.scratch]
     out = annealing_confirm_results(lottery, scratch, s.anneal[0].demand, s.lottery_contract)
     record_confirmatory(ENTRY, out)
+    if broken or out["diverged"]["scratch"]:
+        print(f"diverged (not learned, no reading): the chains of seeds {sorted(broken)}, the scratch runs of seeds "
+              f"{out['diverged']['scratch']}")
     for a, b in zip(lottery, scratch):
         print(f"seed {a['seed']}: annealed learned {a['learned']} in {a['steps_to_learn']} steps (v-hat "
               f"{a['v_tau']:.3f}{'' if a['valid'] else ', readout invalid'}); scratch learned {b['learned']} "

@@ -145,23 +145,28 @@ def show(profile: str = "quick") -> dict | None:
         return None
     contests = plan.study_contests()
     study = plan.study()
-    waiting = tuple(c for c in study if not store.is_done(c))
+    waiting = tuple(c for c in study if not store.is_done(c) and not store.is_diverged(c))
     print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored"
           + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
     if waiting:
         return None
     if not contests:
         print(f"{ENTRY}: P41-pilot found no split in any contract, so no contest was run")
-    rows = {name: [contest_row(store.load_run(c), plan.CONFIRM_TARGETS[name]) for c in cfgs]
+    # a diverged run has no reading: its seed leaves its contest's head and tail tests (PREREGISTRATION,
+    # third transcription notes), printed below
+    diverged = {name: [c.seed for c in cfgs if store.is_diverged(c)] for name, cfgs in contests.items()}
+    rows = {name: [contest_row(store.load_run(c), plan.CONFIRM_TARGETS[name]) for c in cfgs if store.is_done(c)]
             for name, cfgs in contests.items()}
     tests = {name: contest_tests(rs) for name, rs in rows.items()}
-    out = contests_confirm_results(tests)
+    out = {**contests_confirm_results(tests), "diverged_seeds": diverged}
     record_confirmatory(ENTRY, out)
     for name, t in tests.items():
         hd = t["head"]
         print(f"{name} at n = {plan.CONFIRM_TARGETS[name]}: {t['generalize']} of {t['with_primary']} seeds generalize "
               f"(powered: {t['powered']}); {PRIMARY}: AUROC {hd['auroc']} (exact p {hd['p']}), rho {hd['rho']} "
               f"(permutation p {hd['rho_p']}), predicts {hd['predicts']}")
+        for seed in diverged[name]:
+            print(f"  seed {seed}: diverged (FAILED marker): not learned, no reading; in neither test")
         for r in rows[name]:
             if np.isnan(r["primary"]):
                 print(f"  seed {r['seed']}: no primary metric ({_why_no_primary(r)}); in the tail tests, not the head's")

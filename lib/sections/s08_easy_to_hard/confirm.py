@@ -32,6 +32,13 @@ def seed_row(run) -> dict:
             "by_n": {int(n): r for n, r in reading.items()}}
 
 
+def diverged_row(cfg) -> dict:
+    """A seed whose run diverged: it has not learned and has no reading, so it counts as a seed that did not
+    learn, with accuracy 0 at every length (PREREGISTRATION, third transcription notes)."""
+    return {"seed": cfg.seed, "in_acc": 0.0, "diverged": True,
+            "by_n": {n: {"acc": 0.0, "best": 0.0} for n in TEST_NS}}
+
+
 def e2h_confirm_results(rows: list[dict]) -> dict:
     at = [r["by_n"][CLAIM_N]["acc"] for r in rows]
     return {"e2h_4x_min_at_loops": float(min(at)),          # judged unrounded
@@ -39,22 +46,23 @@ def e2h_confirm_results(rows: list[dict]) -> dict:
             "e2h_4x_by_seed": {str(r["seed"]): round(r["by_n"][CLAIM_N]["acc"], 3) for r in rows},
             "e2h_4x_best_loop_upper_bound": {str(r["seed"]): round(r["by_n"][CLAIM_N]["best"], 3) for r in rows},
             "in_distribution_by_seed": {str(r["seed"]): round(r["in_acc"], 3) for r in rows},
+            "diverged_seeds": [r["seed"] for r in rows if r.get("diverged")],
             "at_loops_by_length": {str(n): [round(r["by_n"][n]["acc"], 3) for r in rows] for n in TEST_NS}}
 
 
 def show(profile: str = "quick") -> dict | None:
-    """Notebook 08's confirmatory section: once every run is stored, read them, record the readings and
+    """Notebook 08's confirmatory section: once every run is stored (or diverged), read them, record the readings and
     print them with the verdict; until then say what is missing and record nothing."""
     study = plan.study()
     if not study:
         print(f"{ENTRY}: waiting for P43-pilots' prefix-sums pick (plan.E2H_CONFIRM_PICK is not recorded yet)")
         return None
-    waiting = [c for c in study if not store.is_done(c)]
+    waiting = [c for c in study if not store.is_done(c) and not store.is_diverged(c)]
     print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored"
           + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
     if waiting:
         return None
-    out = e2h_confirm_results([seed_row(store.load_run(c)) for c in study])
+    out = e2h_confirm_results([diverged_row(c) if store.is_diverged(c) else seed_row(store.load_run(c)) for c in study])
     record_confirmatory(ENTRY, out)
     print(out)
     print_confirmatory(CONFIRMATORY)

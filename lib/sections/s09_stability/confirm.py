@@ -40,6 +40,14 @@ def recall_row(run, knobs) -> dict:
             "acc": {int(n): r["acc"] for n, r in at.items()}, "best": {int(n): r["best"] for n, r in at.items()}}
 
 
+def diverged_recall_row(cfg, knobs) -> dict:
+    """A run that diverged has not learned and has no reading (PREREGISTRATION, third transcription notes):
+    read as a run that did not learn, with accuracy 0, no fixed point reached and no input dependence
+    reading (B2's mean is over the runs that have one; its precondition then fails on reach)."""
+    return {"knobs": knobs, "seed": cfg.seed, "stable": False, "stable_cosine": False, "reached": 0.0,
+            "distinct": None, "acc": {n: 0.0 for n in TEST_NS}, "best": {n: 0.0 for n in TEST_NS}, "diverged": True}
+
+
 def _b1(rows: list[dict], means: dict, stable_key: str) -> float | None:
     """Rule B1 as a score: 1 reproduced, 0.5 partly, 0 not reproduced, None not measured. Configurations
     tied at the top are all "best": with one that has recall and outer norm the lead is 0 (partly at most)."""
@@ -70,14 +78,33 @@ def recall_confirm_results(rows: list[dict]) -> dict:
         "best_configuration": label(max(at[L], key=at[L].get)),
         "recall_outer_score": _b1(rows, at[L], "stable"), "recall_outer_score_cosine": _b1(rows, at[L], "stable_cosine"),
         "stable_share": {label(k): round(mean(k, lambda r: float(r["stable"])), 3) for k in keys},
-        "no_recall_distinct_fraction": mean(none_outer, lambda r: r["distinct"]),                   # judged unrounded
+        "no_recall_distinct_fraction": _distinct(rows, none_outer),                                # judged unrounded
         "no_recall_reached_min": float(min(r["reached"] for r in rows if r["knobs"] == none_outer)),  # a precondition
-        "no_recall_no_outer_distinct_fraction": round(mean(find("none", False), lambda r: r["distinct"]), 3),
+        "no_recall_no_outer_distinct_fraction": _round(_distinct(rows, find("none", False))),
         "internal_minus_external": at[L][internal] - at[L][external],            # judged unrounded
         "both_recalls_score": bool(min(at[L][internal], at[L][external]) >= SCORES),
         "internal_minus_external_at_64": round(at[64][internal] - at[64][external], 3),
         "recall_seeds_at_L": {label(k): [round(r["acc"][L], 3) for r in rows if r["knobs"] == k] for k in (internal, external)},
+        "diverged": [f"{label(r['knobs'])} seed {r['seed']}" for r in rows if r.get("diverged")],
     }
+
+
+def _distinct(rows: list[dict], knobs) -> float | None:
+    """Distinct final states per input, mean over the configuration's runs that have the reading."""
+    have = [r["distinct"] for r in rows if r["knobs"] == knobs and r["distinct"] is not None]
+    return float(np.mean(have)) if have else None
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def diverged_sudoku_reading(recall: str, cfg, givens=SUDOKU_GIVENS) -> dict:
+    """A sudoku run that diverged, read as one that solves nothing: (recall, seed, givens) -> board and blank-cell
+    accuracy 0 after every loop (PREREGISTRATION, third transcription notes)."""
+    zeros = np.zeros(SUDOKU_SCAN * cfg.T_train)
+    return {(recall, cfg.seed, g): dict(cell=zeros, board=zeros, T=cfg.T_train, best_board_loop=1, diverged=True)
+            for g in givens}
 
 
 def sudoku_confirm_results(boards: dict, extras: dict | None = None) -> dict:
@@ -107,7 +134,7 @@ def _waiting(entry: str, study, pick_name: str) -> bool:
     if not study:
         print(f"{entry}: waiting for P43-pilots' pick ({pick_name} is not recorded yet; no runs listed)")
         return True
-    waiting = [c for c in study if not store.is_done(c)]
+    waiting = [c for c in study if not store.is_done(c) and not store.is_diverged(c)]
     print(f"{entry}: {len(study) - len(waiting)} of {len(study)} runs stored"
           + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
     return bool(waiting)
@@ -118,7 +145,8 @@ def show(profile: str = "quick") -> dict:
     recorded for the ledger, verdicts printed); until then what is missing, and nothing recorded."""
     out = {}
     if not _waiting(RECALL_ENTRY, plan.recall_study(), "s08 plan.E2H_CONFIRM_PICK"):
-        rows = [recall_row(store.load_run(c), k) for k, cfgs in plan.recall_study_runs().items() for c in cfgs]
+        rows = [diverged_recall_row(c, k) if store.is_diverged(c) else recall_row(store.load_run(c), k)
+                for k, cfgs in plan.recall_study_runs().items() for c in cfgs]
         out[RECALL_ENTRY] = recall_confirm_results(rows)
         record_confirmatory(RECALL_ENTRY, out[RECALL_ENTRY])
         print(out[RECALL_ENTRY])
@@ -126,11 +154,17 @@ def show(profile: str = "quick") -> dict:
         print(f"B1c (reached by Paper B's cosine diagnostic), B1's rule: {fmt(b1c)} -> "
               f"{verdict(CONFIRMATORY['best_is_recall_outer'], b1c, True, out[RECALL_ENTRY])}")
     if not _waiting(SUDOKU_ENTRY, plan.sudoku_study(), "plan.SUDOKU_CONFIRM_PICKS"):
-        runs = {rc: [store.load_run(c) for c in cfgs] for rc, cfgs in plan.sudoku_study_runs().items()}
+        runs = {rc: [store.load_run(c) for c in cfgs if store.is_done(c)] for rc, cfgs in plan.sudoku_study_runs().items()}
         readings = sudoku_readings(runs, SUDOKU_GIVENS, SUDOKU_SCAN)
-        out[SUDOKU_ENTRY] = sudoku_confirm_results({k: float(r["board"][r["T"] - 1]) for k, r in readings.items()},
-                                                   {k: {"cell": float(r["cell"][r["T"] - 1]), "best_board": float(r["board"].max())}
-                                                    for k, r in readings.items()})
+        for rc, cfgs in plan.sudoku_study_runs().items():
+            for c in filter(store.is_diverged, cfgs):
+                readings.update(diverged_sudoku_reading(rc, c))
+        out[SUDOKU_ENTRY] = {**sudoku_confirm_results({k: float(r["board"][r["T"] - 1]) for k, r in readings.items()},
+                                                      {k: {"cell": float(r["cell"][r["T"] - 1]),
+                                                           "best_board": float(r["board"].max())}
+                                                       for k, r in readings.items()}),
+                             "diverged": sorted({f"{rc} seed {seed}" for (rc, seed, _), r in readings.items()
+                                                 if r.get("diverged")})}
         record_confirmatory(SUDOKU_ENTRY, out[SUDOKU_ENTRY])
         print(out[SUDOKU_ENTRY])
     print_confirmatory(CONFIRMATORY)
