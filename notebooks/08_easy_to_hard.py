@@ -7,6 +7,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -40,7 +42,7 @@
 # are exploratory evidence: the search picked them partly on the 4× reading the claim is judged on. The
 # search ran twice: its first log was lost with an unlanded branch, and that first run picked another
 # recipe, which read 0.01 at 4×; this log is the second. A confirmatory test (pre-registered, on fresh
-# seeds, judged at a fixed loop budget rather than the best loop) is planned in paper/PREREGISTRATION.md.
+# seeds, judged at a fixed loop budget rather than the best loop) closes this notebook.
 #
 # **Halting against a baseline.** The halting rule uses v-hat measured in distribution; the
 # baseline stops each input at the first loop where every position's top probability is ≥ 0.9
