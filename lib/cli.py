@@ -169,11 +169,12 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
     i, k = shard
     torch.set_num_threads(threads)
     todo, held, failed = cfgs[i::k], [], []
+    planned = {run_id(c): c for c in cfgs}
     while todo:
         busy = []
         for cfg in todo:
             t0 = time.time()
-            if queue and (_diverged(cfg) or cfg.init_from in {run_id(c) for c in failed}):
+            if queue and _diverged(cfg, planned):
                 # a queue trains unattended: one diverged run (or its warm-started descendants, which would
                 # otherwise wait for it forever) must not stop the runs after it; the run keeps its FAILED
                 # marker and is named at the end
@@ -209,9 +210,17 @@ def train(cfgs, shard, threads: int, compile: bool, queue: bool) -> int:
     return 0
 
 
-def _diverged(cfg) -> bool:
-    """The run, or the run it warm-starts from, diverged before (a FAILED marker; never retried unasked)."""
-    return store.is_diverged(cfg) or bool(cfg.init_from and (outputs_dir() / "runs" / cfg.init_from / "FAILED").exists())
+def _diverged(cfg, planned: dict) -> bool:
+    """The run or one of its ancestors diverged (a FAILED marker; never retried unasked). The lineage is
+    followed through the queue's whole plan, not this shard's part: a run skipped for a diverged parent
+    gets no marker, so its own children would otherwise wait for it forever."""
+    while cfg is not None:
+        if store.is_diverged(cfg):
+            return True
+        if cfg.init_from and (outputs_dir() / "runs" / cfg.init_from / "FAILED").exists():
+            return True                               # a parent outside the plan
+        cfg = planned.get(cfg.init_from) if cfg.init_from else None
+    return False
 
 
 def _parent_pending(cfg, cfgs) -> bool:

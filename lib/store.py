@@ -71,6 +71,16 @@ def is_diverged(cfg: RunConfig) -> bool:
     return (run_dir(cfg) / "FAILED").exists()
 
 
+def study_progress(entry: str, cfgs, waiting) -> str:
+    """The line a confirmatory reader prints before it reads: how many of its runs are stored, diverged or
+    left untrained after a divergence (a warm start whose ancestor diverged), and whether it waits."""
+    done, diverged = sum(map(is_done, cfgs)), sum(map(is_diverged, cfgs))
+    untrained = len(cfgs) - done - diverged - len(waiting)
+    return (f"{entry}: {done} of {len(cfgs)} runs stored" + (f"; {diverged} diverged" if diverged else "")
+            + (f"; {untrained} left untrained after a divergence" if untrained else "")
+            + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+
+
 def load_run(cfg: RunConfig) -> Run:
     """Load a finished run; refuses unfinished runs and weights whose bytes disagree with DONE."""
     d = run_dir(cfg)

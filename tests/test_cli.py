@@ -87,6 +87,10 @@ def test_a_queue_leaves_a_run_another_process_holds_and_exits(store_root, monkey
     assert f"left to the processes training them: {run_id(SMALL)}" in capsys.readouterr().out
 
 
+def _no_waiting(seconds):
+    raise AssertionError("the queue waited for a run that will not train")
+
+
 def test_a_queue_goes_past_a_diverged_run_and_its_children_and_names_them(store_root, monkeypatch, capsys):
     """A queue trains unattended: a run that diverges now, one that diverged before (FAILED marker), a
     warm start from it and a warm start from that (which would otherwise wait for its parent forever) are
@@ -104,12 +108,28 @@ def test_a_queue_goes_past_a_diverged_run_and_its_children_and_names_them(store_
             raise Diverged(5, float("nan"), 1.0, None)
         return real(cfg, **kw)
     monkeypatch.setattr(cli.store, "get_or_train", diverging)
+    monkeypatch.setattr(cli.time, "sleep", _no_waiting)
     assert cli.train([before, child, grandchild, now, fine], (0, 1), 1, False, True) == 1
     assert store.is_done(fine) and not any(store.is_done(c) for c in (before, child, grandchild, now))
     out = capsys.readouterr().out
     assert all(run_id(c) in out.split("diverged, not stored")[1] for c in (before, child, grandchild, now))
     with pytest.raises(Diverged):                                   # outside a queue it stops, as before
         cli.train([now], (0, 1), 1, False, False)
+
+
+def test_a_sharded_queue_follows_the_lineage_across_shards(store_root, monkeypatch, capsys):
+    """Shard 1 skips a diverged run's child without a marker; shard 0 holds its grandchild, which must not
+    wait for the child: the lineage is followed through the whole plan."""
+    start, fine = SMALL, replace(SMALL, seed=8)
+    child = warm_start(start, T_train=2)
+    grandchild = warm_start(child, T_train=3)
+    store.run_dir(start).mkdir(parents=True)
+    (store.run_dir(start) / "FAILED").write_text(json.dumps({"error": "loss nan", "step": 4}))
+    monkeypatch.setattr(cli.time, "sleep", _no_waiting)
+    plan = [start, child, grandchild, fine]                         # shard 0: start, grandchild; shard 1: child, fine
+    assert cli.train(plan, (1, 2), 1, False, True) == 1 and store.is_done(fine)
+    assert cli.train(plan, (0, 2), 1, False, True) == 1
+    assert run_id(grandchild) in capsys.readouterr().out.split("diverged, not stored")[-1]
 
 
 def test_run_never_trains_unless_asked(store_root, capsys):

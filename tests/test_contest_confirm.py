@@ -227,4 +227,4 @@ def test_a_diverged_seed_leaves_its_contest_and_the_tail_population(store_root, 
     assert f"seed {failed.seed}: diverged" in capsys.readouterr().out
     monkeypatch.setattr(s01, "population_confirm_row", lambda c: pop_row(c.seed))
     pop = s01.show()
-    assert pop["models"] == 32 and pop["learned_models"] == 31 and pop["diverged_models"] == 1
+    assert pop["models"] == 32 and pop["learned_models"] == 31 and pop["diverged_seeds"] == [failed.seed]

@@ -227,3 +227,45 @@ def test_a_diverged_recall_or_sudoku_run_reads_as_one_that_did_not_learn(store_r
     kept = diverged_sudoku_reading("internal", cfg)
     assert set(kept) == {("internal", cfg.seed, g) for g in (34, 28, 24)}
     assert all(r["board"][r["T"] - 1] == 0 and r["board"].max() == 0 for r in kept.values())
+
+
+def _fail(cfg):
+    from lib import store
+    store.run_dir(cfg).mkdir(parents=True)
+    (store.run_dir(cfg) / "FAILED").write_text(json.dumps({"error": "loss nan", "step": 9}))
+
+
+def test_the_readers_do_not_wait_for_a_diverged_run_and_read_it_as_not_learned(store_root, monkeypatch, capsys):
+    import numpy as np
+
+    from lib import store
+    from lib.sections.s08_easy_to_hard import confirm as e2h
+    from lib.sections.s09_stability import confirm as stab
+    monkeypatch.setattr(store, "is_done", lambda c: not store.is_diverged(c))
+    monkeypatch.setattr(store, "load_run", lambda c: c)
+    _fail(s08.study()[3])
+    monkeypatch.setattr(e2h, "seed_row", lambda c: e2h_row(c.seed, 1.0))
+    out = e2h.show()
+    assert out["diverged_seeds"] == [173] and out["e2h_4x_min_at_loops"] == 0.0
+    assert "4 of 4 runs stored" not in capsys.readouterr().out              # 3 stored, 1 diverged
+    picks = {"external": "lr1e-3_4k", "internal": "lr3e-4_8k"}
+    monkeypatch.setattr(s09, "SUDOKU_CONFIRM_PICKS", picks)
+    external = s09.sudoku_study_runs(picks)["external"][0]
+    _fail(external)
+    none_outer = next(cfgs[0] for k, cfgs in s09.recall_study_runs().items() if (k.recall, k.outer_norm) == ("none", True))
+    _fail(none_outer)
+    acc = {**GRID, ("internal", True): 0.7}
+    monkeypatch.setattr(stab, "recall_row", lambda c, k: next(r for r in recall_rows(acc) if r["knobs"] == k
+                                                              and r["seed"] == c.seed))
+    half = np.full(32, 0.5)
+    monkeypatch.setattr(stab, "sudoku_readings", lambda runs, givens, scan: {
+        (rc, c.seed, g): dict(cell=half, board=half, T=16, best_board_loop=1) for rc, cs in runs.items() for c in cs
+        for g in givens})
+    out = stab.show()
+    recall, sudoku = out["C43-recall"], out["C43-sudoku"]
+    assert recall["diverged"] == recall["diverged_comparators"] == [f"no recall, outer norm seed {none_outer.seed}"]
+    assert recall["no_recall_reached_min"] == 0.0
+    assert sudoku["diverged"] == [f"external seed {external.seed}"]
+    assert sudoku["sudoku_internal_minus_external"] == pytest.approx(0.5 / 3)
+    printed = capsys.readouterr().out
+    assert printed.count("note: ") == 2 and "1 diverged" in printed

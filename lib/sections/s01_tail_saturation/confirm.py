@@ -83,7 +83,7 @@ def population_confirm_results(rows: list[dict]) -> dict:
     jac = [r["budget"]["jac_align"] for r in premise if np.isfinite(r["budget"]["jac_align"])]
     return {
         "models": len(rows), "learned_models": len(learned), "premise_models": len(premise),
-        "diverged_models": sum(bool(r.get("diverged")) for r in rows),
+        "diverged_seeds": [r["seed"] for r in rows if r.get("diverged")],
         "fixed_point_share": len(reached) / len(learned) if learned else None,
         "fixed_point_share_with_tau_star": (sum(r["reached"] for r in learned) / len(learned)) if learned else None,
         "fixed_point_share_long_window": (round(float(np.mean([r["reached_long_window"] for r in learned])), 3)
@@ -112,8 +112,7 @@ def show(profile: str = "quick") -> dict | None:
         return None
     study = contests_plan.study()
     waiting = tuple(c for c in study if not store.is_done(c) and not store.is_diverged(c))
-    print(f"{ENTRY} (tail population): {len(study) - len(waiting)} of {len(study)} runs stored"
-          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    print(store.study_progress(f"{ENTRY} (tail population)", study, waiting))
     if waiting:
         return None
     # a diverged run has not learned and has no reading (PREREGISTRATION, third transcription notes)

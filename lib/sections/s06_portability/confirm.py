@@ -114,8 +114,7 @@ def show(profile: str = "quick") -> dict | None:
     broken = {c.seed for c in (*s.start, *s.anneal, *s.lottery) if store.is_diverged(c)}
     waiting = tuple(c for c in study if not store.is_done(c) and not store.is_diverged(c)
                     and not (c.seed in broken and c in s.lottery + s.anneal))
-    print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored"
-          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    print(store.study_progress(ENTRY, study, waiting))
     if waiting:
         return None
     lottery = [not_learned_reading(c) if c.seed in broken else run_reading(store.load_run(c)) for c in s.lottery]
@@ -125,6 +124,9 @@ def show(profile: str = "quick") -> dict | None:
     if broken or out["diverged"]["scratch"]:
         print(f"diverged (not learned, no reading): the chains of seeds {sorted(broken)}, the scratch runs of seeds "
               f"{out['diverged']['scratch']}")
+    if out["diverged"]["scratch"]:
+        print("note: a diverged scratch run reads as a from-scratch failure, the comparator's side: it counts for "
+              "the lottery run in (A)'s sign test and in (L)'s McNemar test and power condition")
     for a, b in zip(lottery, scratch):
         print(f"seed {a['seed']}: annealed learned {a['learned']} in {a['steps_to_learn']} steps (v-hat "
               f"{a['v_tau']:.3f}{'' if a['valid'] else ', readout invalid'}); scratch learned {b['learned']} "

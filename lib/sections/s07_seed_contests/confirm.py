@@ -146,8 +146,7 @@ def show(profile: str = "quick") -> dict | None:
     contests = plan.study_contests()
     study = plan.study()
     waiting = tuple(c for c in study if not store.is_done(c) and not store.is_diverged(c))
-    print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored"
-          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    print(store.study_progress(ENTRY, study, waiting))
     if waiting:
         return None
     if not contests:

@@ -58,8 +58,7 @@ def show(profile: str = "quick") -> dict | None:
         print(f"{ENTRY}: waiting for P43-pilots' prefix-sums pick (plan.E2H_CONFIRM_PICK is not recorded yet)")
         return None
     waiting = [c for c in study if not store.is_done(c) and not store.is_diverged(c)]
-    print(f"{ENTRY}: {len(study) - len(waiting)} of {len(study)} runs stored"
-          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    print(store.study_progress(ENTRY, study, waiting))
     if waiting:
         return None
     out = e2h_confirm_results([diverged_row(c) if store.is_diverged(c) else seed_row(store.load_run(c)) for c in study])

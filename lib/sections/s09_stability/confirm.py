@@ -86,6 +86,9 @@ def recall_confirm_results(rows: list[dict]) -> dict:
         "internal_minus_external_at_64": round(at[64][internal] - at[64][external], 3),
         "recall_seeds_at_L": {label(k): [round(r["acc"][L], 3) for r in rows if r["knobs"] == k] for k in (internal, external)},
         "diverged": [f"{label(r['knobs'])} seed {r['seed']}" for r in rows if r.get("diverged")],
+        # a diverged run reads 0: on a comparator's side (B1: lacking recall or outer norm; B4: external) it helps
+        "diverged_comparators": [f"{label(r['knobs'])} seed {r['seed']}" for r in rows if r.get("diverged")
+                                 and (r["knobs"].recall in ("none", "external") or not r["knobs"].outer_norm)],
     }
 
 
@@ -135,8 +138,7 @@ def _waiting(entry: str, study, pick_name: str) -> bool:
         print(f"{entry}: waiting for P43-pilots' pick ({pick_name} is not recorded yet; no runs listed)")
         return True
     waiting = [c for c in study if not store.is_done(c) and not store.is_diverged(c)]
-    print(f"{entry}: {len(study) - len(waiting)} of {len(study)} runs stored"
-          + ("" if not waiting else "; the reading waits for the rest (no verdict recorded)"))
+    print(store.study_progress(entry, study, waiting))
     return bool(waiting)
 
 
@@ -150,6 +152,9 @@ def show(profile: str = "quick") -> dict:
         out[RECALL_ENTRY] = recall_confirm_results(rows)
         record_confirmatory(RECALL_ENTRY, out[RECALL_ENTRY])
         print(out[RECALL_ENTRY])
+        if out[RECALL_ENTRY]["diverged_comparators"]:
+            print("note: diverged runs read 0 on a comparator's side of B1 or B4, which helps those claims: "
+                  + ", ".join(out[RECALL_ENTRY]["diverged_comparators"]))
         b1c = out[RECALL_ENTRY]["recall_outer_score_cosine"]
         print(f"B1c (reached by Paper B's cosine diagnostic), B1's rule: {fmt(b1c)} -> "
               f"{verdict(CONFIRMATORY['best_is_recall_outer'], b1c, True, out[RECALL_ENTRY])}")
@@ -167,5 +172,7 @@ def show(profile: str = "quick") -> dict:
                                                  if r.get("diverged")})}
         record_confirmatory(SUDOKU_ENTRY, out[SUDOKU_ENTRY])
         print(out[SUDOKU_ENTRY])
+        if any(d.startswith("external") for d in out[SUDOKU_ENTRY]["diverged"]):
+            print("note: a diverged external run reads 0, the comparator's side, which helps the claim")
     print_confirmatory(CONFIRMATORY)
     return out
