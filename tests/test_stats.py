@@ -93,6 +93,22 @@ def test_the_exact_auroc_test_reaches_the_smallest_p_and_agrees_with_scipy_witho
         stats.auroc_exact_p([1.0, float("nan"), 2.0], [True, False, False])
 
 
+def test_the_exact_auroc_test_takes_a_side_of_one_case_and_keeps_ties():
+    # one generalizing seed of 16: 16 relabellings, the single case's rank read against all of them
+    assert stats.auroc_exact_p(np.arange(16.0), np.arange(16) == 15) == pytest.approx(stats.smallest_p(16, 1))
+    assert stats.auroc_exact_p(np.arange(16.0), np.arange(16) != 3) == pytest.approx(2 * 4 / 16)
+    # ties: 3 positives {1, 1, 2} against negatives {0, 1, 2}; checked against scipy's permutation test
+    from scipy.stats import permutation_test, rankdata
+    x = np.array([1.0, 1.0, 2.0, 0.0, 1.0, 2.0])
+    pos = np.array([True, True, True, False, False, False])
+
+    def u(a, b, axis=-1):
+        r = rankdata(np.concatenate([a, b], axis=axis), axis=axis)
+        return r[..., :a.shape[axis]].sum(axis) - a.shape[axis] * (a.shape[axis] + 1) / 2
+    ref = permutation_test((x[pos], x[~pos]), u, permutation_type="independent", vectorized=True, n_resamples=np.inf)
+    assert stats.auroc_exact_p(x, pos) == pytest.approx(min(1.0, ref.pvalue))
+
+
 def test_the_permutation_spearman_is_small_for_a_monotone_pair_and_large_for_noise():
     x = np.arange(16.0)
     assert stats.spearman_permutation_p(x, x ** 3) < 0.001

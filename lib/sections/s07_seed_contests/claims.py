@@ -49,8 +49,8 @@ CONFIRMATORY = {
     "primary_significant_contests": ConfirmatoryTest("C41-contests", "head_predicting_share", lambda v: v == 1.0,
                                                      lambda v: v > 0, "≥ 2 powered contests (≥ 4 seeds on each side)",
                                                      lambda r: r["powered_contests"] >= 2,
-                                                     ("head_predicting_contests", "powered_contests", "split",
-                                                      "head_direction")),
+                                                     ("head_predicting_contests", "powered_contests", "powered",
+                                                      "split", "head_direction")),
     # (T): Holm-significant tail tests at T_train; needs a positive control (the head predicts somewhere)
     "tail_excess_over_chance": ConfirmatoryTest("C41-contests", "tail_significant_at_T_train", lambda v: v == 0,
                                                 lambda v: v == 1, "≥ 2 powered contests, a tail test defined, and a "
