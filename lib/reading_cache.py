@@ -8,18 +8,26 @@ all of them match; otherwise it is computed and written there (a finished run's 
 its readings). `recompute=True`, or the environment variable LOOPS_RECOMPUTE_READINGS=1 for every reading
 at once, computes it afresh and raises if it differs from the kept one: the check that a kept number is
 still what the stored run gives (`LOOPS_RECOMPUTE_READINGS=1 make all` re-derives every notebook from
-the weights alone).
+the weights alone). "Differs" means another structure, another count, string or flag, or a number off by
+more than float32 rounding (relative 1e-5, or absolute 1e-6, about 8 float32 steps at 1): a reading is
+bit-identical on the CPU that kept it, but another CPU's kernels round the last float32 digits
+differently, and instruments that difference nearby states (a relative step of 1e-3 between loops)
+carry that absolute rounding into small numbers (kept on one machine and recomputed on another: gradient
+norms agreed to 2e-7 relative, a relative step of 0.000996 to 1.3e-7 absolute). That is not a changed
+reading; a changed reader or weights move numbers far more.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from typing import Callable
 
 from .paths import atomic_write_text
 
 RECOMPUTE_ENV = "LOOPS_RECOMPUTE_READINGS"
+RTOL, ATOL = 1e-5, 1e-6        # float32 rounding on another CPU; see the module docstring
 
 
 def _weights_sha(run) -> str:
@@ -28,6 +36,20 @@ def _weights_sha(run) -> str:
 
 def _canonical(value) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+def _agree(new, kept) -> bool:
+    """The same JSON reading up to float rounding: equal keys, lengths, counts, strings and flags; floats
+    (NaN and infinities included) within RTOL / ATOL."""
+    if isinstance(new, dict) and isinstance(kept, dict):
+        return new.keys() == kept.keys() and all(_agree(new[k], kept[k]) for k in new)
+    if isinstance(new, list) and isinstance(kept, list):
+        return len(new) == len(kept) and all(_agree(a, b) for a, b in zip(new, kept))
+    if isinstance(new, float) and isinstance(kept, float):
+        if math.isnan(new) or math.isnan(kept):
+            return math.isnan(new) and math.isnan(kept)
+        return math.isclose(new, kept, rel_tol=RTOL, abs_tol=ATOL)
+    return type(new) is type(kept) and new == kept
 
 
 def reading(run, name: str, version: int, compute: Callable[[], dict], recompute: bool = False,
@@ -48,7 +70,7 @@ def reading(run, name: str, version: int, compute: Callable[[], dict], recompute
     if fresh and not recompute:
         return kept["value"]
     value = json.loads(json.dumps(compute()))          # as it reads back: tuples become lists
-    if fresh and _canonical(value) != _canonical(kept["value"]):      # as text: NaN == NaN
+    if fresh and not _agree(value, kept["value"]):
         raise ValueError(f"reading {name!r} of {run.path}: recomputed {value} differs from the kept {kept['value']}")
     if not fresh:
         path.parent.mkdir(exist_ok=True)
