@@ -14,7 +14,9 @@ bit-identical on the CPU that kept it, but another CPU's kernels round the last 
 differently, and instruments that difference nearby states (a relative step of 1e-3 between loops)
 carry that absolute rounding into small numbers (kept on one machine and recomputed on another: gradient
 norms agreed to 2e-7 relative, a relative step of 0.000996 to 1.3e-7 absolute). That is not a changed
-reading; a changed reader or weights move numbers far more.
+reading; a changed reader or weights move numbers far more. The price: a number below 1e-6 (a relative
+step between loops late in a settled run) is checked only to that absolute size, about the float32 noise
+such a number carries itself; no rule reads one (the convergence cut-offs are 1e-3 and 1e-2).
 """
 from __future__ import annotations
 
