@@ -83,7 +83,7 @@ def annealing(profile: str, seeds=None) -> AnnealingPlan:
 # None before.
 STUDY_SEEDS = reserved_seeds(150, 12)
 LOTTERY_CANDIDATES = {"a": (3, 12000), "b": (2, 24000)}      # name -> (T_train, max_steps)
-LOTTERY_PICK: str | None = None
+LOTTERY_PICK: str | None = "b"
 
 
 @dataclass(frozen=True)
