@@ -28,8 +28,8 @@ def test_kept_reading_is_used_until_weights_or_version_change(tmp_path):
     assert reading_cache.reading(run, "x", 2, compute, recompute=True)["v"] == 1.5      # agrees, NaN included
 
 
-@pytest.mark.parametrize("other", [{"v": 1.0001, "n": 3, "ok": True}, {"v": 1.00002, "n": 3, "ok": True}, {"v": 1.0, "n": 4, "ok": True},
-                                   {"v": 1.0, "n": 3, "ok": False}, {"v": 1.0, "n": 3.0, "ok": True},
+@pytest.mark.parametrize("other", [{"v": 1.0001, "n": 3, "ok": True}, {"v": 1.00002, "n": 3, "ok": True},
+                                   {"v": 1.0, "n": 4, "ok": True}, {"v": 1.0, "n": 3, "ok": False}, {"v": 1.0, "n": 3.0, "ok": True},
                                    {"v": float("nan"), "n": 3, "ok": True}, {"v": 1.0, "n": 3},
                                    {"v": [1.0], "n": 3, "ok": True}])
 def test_a_recompute_that_disagrees_is_an_error(tmp_path, other):
