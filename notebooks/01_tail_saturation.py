@@ -68,7 +68,8 @@ print(f"profile {PROFILE}: {len(settled)} settled-recipe models, {len(fixed)} fi
 # whole-word accuracy at `2 n_train` over a scan of loops (4x the loops the run's schedule gives that
 # length), so a model is not penalised for needing more loops on a longer input. Each row is kept beside
 # its run (`kept_population_row`: read again when the weights or the reader change;
-# `LOOPS_RECOMPUTE_READINGS=1` recomputes every kept reading and fails on any difference).
+# `LOOPS_RECOMPUTE_READINGS=1` recomputes every kept reading and fails on any difference beyond float32
+# rounding).
 
 # %%
 rows = [saturation.kept_population_row(r, recipe, plan.ood_factor, plan.long_factor, plan.conv_factor,

@@ -7,6 +7,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -55,7 +57,7 @@
 # inputs, notebook 01's count); a seed without a fixed point has no tail to read (nan, dropped from that
 # metric; `fixed` shows the share of inputs read). Each seed's row is kept beside its run
 # (`kept_seed_metrics`: read again when the weights or the reader change; `LOOPS_RECOMPUTE_READINGS=1`
-# recomputes every kept reading and fails on any difference).
+# recomputes every kept reading and fails on any difference beyond float32 rounding).
 #
 # **Statistics** (`lib/stats.py`): Spearman's rho of each metric with the OOD accuracy, and the AUROC
 # of each metric (higher value = generalizes) for "generalizes", both with 95 % bootstrap intervals.

@@ -7,6 +7,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -81,7 +83,7 @@ print(f"{len(plan.runs)} configurations x {len(next(iter(plan.runs.values())))} 
 # read to two decimals like the in-distribution one: past n = 64 two machines' float rounding can read
 # an example of the 512 differently, so a third decimal is noise. Each run's row is kept beside it
 # (`kept_summary`: read again when the weights or the reader change; `LOOPS_RECOMPUTE_READINGS=1`
-# recomputes every kept reading and fails on any difference).
+# recomputes every kept reading and fails on any difference beyond float32 rounding).
 
 # %%
 rows = stability.stability_rows(runs, plan.test_ns, plan.long_factor, plan.eval_count)
