@@ -43,7 +43,8 @@ def test_the_candidates_and_the_recorded_pick_are_the_pilots():
 
 def reading(seed, learned, steps, valid=True, v=1.0, T=3, budget=12000):
     return {"seed": seed, "T_train": T, "demand": 8 / T, "learned": learned, "acc": 0.99 if learned else 0.3,
-            "steps_to_learn": steps if learned else budget + 1, "v_tau": v if valid else float("nan"), "valid": valid}
+            "steps_to_learn": steps if learned else budget + 1, "v_tau": v if valid else float("nan"),
+            "v_frontier": v if valid else float("nan"), "valid": valid}
 
 
 def study(lottery_learns=12, scratch_learns=6, lottery_steps=3000, scratch_steps=8000, v=8 / 3):
@@ -79,6 +80,14 @@ def test_the_lottery_rule_needs_five_scratch_failures_and_reads_each_band(store_
     assert r["anneal_minus_scratch"] == 0.25 and conf(r, "anneal_minus_scratch") == "partly"
     r = study(lottery_learns=5, scratch_learns=6)
     assert conf(r, "anneal_minus_scratch") == "not reproduced"
+
+
+def test_the_frontier_estimator_is_reported_beside_and_does_not_enter_rule_a(store_root):
+    lottery = [dict(reading(150 + i, True, 3000, v=8 / 3), v_frontier=2.0) for i in range(12)]   # frontier: T = 4's price
+    scratch = [reading(150 + i, i < 6, 8000) for i in range(12)]
+    r = annealing_confirm_results(lottery, scratch, previous_demand=2.0)
+    assert r["transferred_share"] == 1.0 and r["transferred_share_frontier"] == 0.0
+    assert conf(r, "anneal_transfer_fraction") == "reproduced"
 
 
 def test_too_few_valid_readouts_leave_transfer_unmeasured_and_unlearned_runs_count_against_it(store_root):

@@ -4,7 +4,8 @@ lottery contract T_L on reserved seeds.
 Per seed: the lottery run (T = 8 -> 4 -> T_L, warm-started) and the scratch run (T_L from scratch, the
 same budget), each read for *learned* (its final in-distribution whole-word accuracy >= 0.9), its steps
 to learn (the budget + 1 when it did not) and, for the lottery run, v-hat from the readout's tau at
-n_train with the readout's validity (position 1 right after loop 1 on >= 0.9 of the solved inputs).
+n_train with the readout's validity (position 1 right after loop 1 on >= 0.9 of the solved inputs), and
+v-hat from the frontier beside it (the other estimator: reported, not in the rules).
 *Transferred* is 06's `read.transferred`: learned T_L with v-hat log-closer to T_L's demand than to
 T = 4's; a lottery run that did not learn counts as not transferred, a learned one without a valid
 readout is left out of the share (printed).
@@ -26,7 +27,7 @@ EVAL_COUNT = 512
 MIN_VALID = 8              # rule (A): lottery runs with a valid readout
 MIN_SCRATCH_FAILS = 5      # rule (L): from-scratch failures for a complete bypass to reach p < 0.05
 BYPASS_LEARNED = 11 / 12   # rule (L): the annealed learned fraction a reproduction needs
-SPEED_VERSION = 1
+SPEED_VERSION = 2
 
 
 def _speed(run) -> dict:
@@ -35,6 +36,7 @@ def _speed(run) -> dict:
                  seed=probe_seed("in_distribution", c.seed))
     ok = r.n_solved >= head.MIN_SOLVED
     return {"n_solved": r.n_solved, "v_tau": r.v_tau.v if ok else float("nan"),
+            "v_frontier": r.v_frontier if ok else float("nan"),
             "position1_first_loop": float(r.position1_first_loop) if r.n_solved else None}
 
 
@@ -48,14 +50,16 @@ def run_reading(run) -> dict:
     return {"seed": c.seed, "T_train": c.T_train, "demand": c.demand, "learned": learned,
             "acc": float(run.metrics["final_eval"]["seq_acc"]),
             "steps_to_learn": int(run.metrics["steps"]) if learned else int(c.max_steps) + 1,
-            "v_tau": speed["v_tau"] if valid else float("nan"), "valid": bool(valid)}
+            "v_tau": speed["v_tau"] if valid else float("nan"),
+            "v_frontier": speed["v_frontier"] if valid else float("nan"), "valid": bool(valid)}
 
 
 def not_learned_reading(cfg) -> dict:
     """A run that diverged, or a lottery run left untrained because a run of its chain diverged: it has not
     learned and has no readout (PREREGISTRATION, third transcription notes)."""
     return {"seed": cfg.seed, "T_train": cfg.T_train, "demand": cfg.demand, "learned": False, "acc": 0.0,
-            "steps_to_learn": int(cfg.max_steps) + 1, "v_tau": float("nan"), "valid": False, "diverged": True}
+            "steps_to_learn": int(cfg.max_steps) + 1, "v_tau": float("nan"), "v_frontier": float("nan"),
+            "valid": False, "diverged": True}
 
 
 def annealing_confirm_results(lottery: list[dict], scratch: list[dict], previous_demand: float,
@@ -66,9 +70,12 @@ def annealing_confirm_results(lottery: list[dict], scratch: list[dict], previous
     # a lottery run that did not learn has not transferred, whatever its readout; a learned one is read
     # only with a valid readout (its v-hat decides the re-pricing) (the entry's amendment of 2026-12-05)
     read = [r for r in lottery if not r["learned"] or r["valid"]]
-    moved = [r["learned"] and transferred({"acc": r["acc"], "v": r["v_tau"], "demand": r["demand"]}, previous_demand, LEARNED)
-             for r in read]
-    share = sum(moved) / len(read) if read else None
+    def share_by(estimator: str) -> float | None:
+        moved = [r["learned"] and transferred({"acc": r["acc"], "v": r[estimator], "demand": r["demand"]},
+                                              previous_demand, LEARNED) for r in read]
+        return sum(moved) / len(read) if read else None
+
+    share = share_by("v_tau")
     wins = sum(a["steps_to_learn"] < b["steps_to_learn"] for a, b in zip(lottery, scratch))
     losses = sum(a["steps_to_learn"] > b["steps_to_learn"] for a, b in zip(lottery, scratch))
     sign_p = one_sided_binomial_p(wins, losses)
@@ -87,6 +94,8 @@ def annealing_confirm_results(lottery: list[dict], scratch: list[dict], previous
                      "scratch": [r["seed"] for r in scratch if r.get("diverged")]},
         "learned_without_valid_readout": [r["seed"] for r in lottery if r["learned"] and not r["valid"]],
         "transferred_share": share,
+        # the other estimator, beside: the share with v-hat read off the frontier (not in rule (A))
+        "transferred_share_frontier": share_by("v_frontier"),
         "faster_than_scratch": bool(faster), "sign_test": [wins, losses, round(sign_p, 4)],
         # rule (A): every valid seed transferred and faster: 1; else the share, at most 0.5 without "faster"
         "anneal_transfer_score": None if share is None else (share if faster else min(share, 0.5)),
@@ -129,7 +138,8 @@ def show(profile: str = "quick") -> dict | None:
               "the lottery run in (A)'s sign test and in (L)'s McNemar test and power condition")
     for a, b in zip(lottery, scratch):
         print(f"seed {a['seed']}: annealed learned {a['learned']} in {a['steps_to_learn']} steps (v-hat "
-              f"{a['v_tau']:.3f}{'' if a['valid'] else ', readout invalid'}); scratch learned {b['learned']} "
+              f"{a['v_tau']:.3f}, frontier {a['v_frontier']:.3f}{'' if a['valid'] else ', readout invalid'}); "
+              f"scratch learned {b['learned']} "
               f"in {b['steps_to_learn']}")
     print(out)
     print_confirmatory(CONFIRMATORY)
