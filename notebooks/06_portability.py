@@ -111,6 +111,12 @@ for T, c in results["by_contract"].items():
 # log-closer to T_L's demand than to T = 4's; *faster than scratch*: the one-sided sign test on steps to
 # learn. The lottery is bypassed when McNemar's exact test finds the annealed runs learning where scratch
 # fails (p < 0.05) and the annealed runs learn in ≥ 11 of 12 seeds; it needs ≥ 5 failing scratch seeds.
+#
+# The figure, per reserved seed: left, the final accuracy of the annealed run and of the scratch run at
+# T_L (a line joins a seed's pair; learned above the dashed 0.9); right, v-hat of the learned lottery runs
+# by tau (the entry's estimator) and by the frontier (beside): *transferred* lies above the dotted
+# geometric mean of the old and new demands. A learned run whose readout cannot read position 1 after
+# loop 1 has no v-hat (grey, on the axis) and leaves the share.
 
 # %%
 from lib.sections.s06_portability import confirm as annealing_confirm

@@ -131,3 +131,18 @@ def test_a_diverged_run_reads_as_not_learned_and_a_broken_chain_leaves_its_lotte
     assert out["diverged"] == {"lottery": [150], "scratch": [151]}
     assert out["lottery_learned_fraction"] == round(11 / 12, 3) and out["scratch_learned_fraction"] == round(11 / 12, 3)
     assert out["mcnemar"][:2] == [1, 1] and out["sign_test"][:2] == [11, 1]
+
+
+def test_the_figure_marks_each_learned_run_without_a_readout_and_plots_both_estimators():
+    import matplotlib
+    matplotlib.use("Agg")
+    from lib.sections.s06_portability import figures
+    lottery = [reading(150 + i, i < 6, 3000, valid=i % 2 == 0, v=3.5, T=2) for i in range(12)]
+    scratch = [reading(150 + i, i < 2, 8000, T=2) for i in range(12)]
+    fig = figures.confirm_annealing(lottery, scratch, previous_demand=2.0, learned=0.9)
+    left, right = fig.axes[:2]
+    assert "annealed 6/12, scratch 2/12" in left.get_title()
+    by_label = {line.get_label(): line for line in right.get_lines()}
+    assert len(by_label["learned, readout invalid (no v-hat)"].get_xdata()) == 3          # seeds 151, 153, 155
+    assert list(by_label["v-hat from tau (the entry's estimator)"].get_xdata()) == [0, 2, 4]
+    assert len(by_label["v-hat from the frontier (beside)"].get_xdata()) == 3

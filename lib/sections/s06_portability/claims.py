@@ -31,6 +31,7 @@ CONFIRMATORY = {
                                                  lambda v: v >= 0.5, "≥ 8 lottery runs read (unlearned, or learned with "
                                                  "a valid readout)", lambda r: r["lottery_runs_read"] >= 8,
                                                  ("transferred_share", "transferred_share_frontier",
+                                                  "lottery_runs_read", "learned_without_valid_readout",
                                                   "faster_than_scratch", "sign_test", "median_steps")),
     # (L): 1 when McNemar's one-sided p < 0.05 and the annealed learned fraction >= 11/12; else the difference
     "anneal_minus_scratch": ConfirmatoryTest("C41-annealing", "anneal_bypass_score", lambda v: v == 1.0, lambda v: v > 0,

@@ -12,12 +12,15 @@ readout is left out of the share (printed).
 """
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
+
 from ... import reading_cache, store
 from ...instruments import head
+from ...plots import save
 from ...probes import probe_seed
 from ...rules import ALPHA, print_confirmatory, record_confirmatory
 from ...stats import one_sided_binomial_p
-from . import plan
+from . import figures, plan
 from .claims import CONFIRMATORY
 from .read import transferred
 
@@ -143,5 +146,8 @@ def show(profile: str = "quick") -> dict | None:
               f"in {b['steps_to_learn']}")
     print(out)
     print_confirmatory(CONFIRMATORY)
+    fig = figures.confirm_annealing(lottery, scratch, s.anneal[0].demand, LEARNED)
+    save(fig, "06_portability_confirm_annealing", profile)
+    plt.show()
     return out
 
