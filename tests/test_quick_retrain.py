@@ -1,8 +1,8 @@
 """CI retrains one committed quick-profile run from scratch and checks it agrees with the store.
 
 The cheapest committed plain fixed-T run of the quick profile (budget law's fixed-T contrast or
-calibration's shortcut run; cost: steps x batch x length x loops x layers x width^2, a FLOP count up to
-a constant) is retrained into a private store.
+calibration's shortcut run; cost: its stored steps times bench/paper_plan's counted FLOPs of one step)
+is retrained into a private store.
 On the machine kind that trained the committed runs (one thread, same CPU ISA) training is
 bit-for-bit deterministic, so the weights must be identical. Should a different CPU change the
 floating-point order, the weights may drift; the test then still demands agreement of what the
@@ -15,21 +15,21 @@ import warnings
 import pytest
 import torch
 
+from bench.paper_plan import flops_per_step
 from lib import profiles, store
 from lib.instruments import head
 
 
 def committed_runs():
     # plain fixed-T runs only (the settled recipe's determinism under its drawn loop counts is tested in
-    # test_settling); the shortcut run is the cheapest (680 steps), about a quarter of the fixed-T contrast's
+    # test_settling); calibration's shortcut run joins the pool because it is the cheapest to retrain
     wanted = profiles.budget_law("quick", [0]).fixed + profiles.calibration("quick", [0]).shortcut
     return [cfg for cfg in wanted if cfg.schedule == "fixed" and store.is_done(cfg)]
 
 
 def training_cost(cfg) -> float:
-    """The run's training FLOPs up to a constant: its stored step count times the work of one step."""
-    steps = store.load_run(cfg).metrics["steps"]
-    return steps * cfg.batch * cfg.n_train * cfg.T_train * cfg.n_layers * cfg.d_model ** 2
+    """The run's training FLOPs: its stored step count times the counted FLOPs of one step."""
+    return store.load_run(cfg).metrics["steps"] * flops_per_step(cfg)
 
 
 def test_every_quick_run_is_committed():
