@@ -145,7 +145,7 @@ RECALL_STUDY_KNOBS = tuple(Knobs(recall, outer) for recall in RECALLS for outer 
 SUDOKU_STUDY_SEEDS = reserved_seeds(185, 3)
 SUDOKU_CANDIDATES = {"lr1e-3_4k": (1e-3, 4000), "lr3e-4_4k": (3e-4, 4000), "lr1e-3_8k": (1e-3, 8000),
                      "lr3e-4_8k": (3e-4, 8000)}
-SUDOKU_CONFIRM_PICKS: dict[str, str] | None = None
+SUDOKU_CONFIRM_PICKS: dict[str, str] | None = {"external": "lr1e-3_8k", "internal": "lr1e-3_8k"}
 
 
 def recall_study_runs(pick: str | None = None) -> dict:
