@@ -158,6 +158,11 @@ print("sudoku blank-cell accuracy (best loop; chance 1/9):", results["sudoku_bla
 # learning rate and budget P43 picks for it, seeds 185–187; whole boards after exactly T_train loops on the
 # harder sets (28 and 24 givens); "substantially better" needs a lead ≥ 0.1 with every internal seed above
 # every external one.
+#
+# The C43-sudoku figure, once its six runs are stored: blank-cell and whole-board accuracy after every loop
+# up to 2·T_train, one colour a difficulty, external recall solid, internal dashed, one marker a seed. The
+# verdict reads each line where it crosses the dotted T_train; a line's maximum is the best loop, an upper
+# bound printed beside and never the verdict.
 
 # %%
 confirm = paper_b_confirm.show(PROFILE)

@@ -10,12 +10,14 @@ C43-sudoku, per run: 09's `read.sudoku_readings` (board and blank-cell accuracy 
 """
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import reading_cache, store
 from ...instruments.extrapolation import at_the_schedules_loops
+from ...plots import save
 from ...rules import fmt, print_confirmatory, record_confirmatory, verdict
-from . import plan
+from . import figures, plan
 from .claims import CONFIRMATORY
 from .read import EXTRAPOLATION_FACTOR, SCORES, configuration_label, kept_summary, stable_fixed_points, sudoku_readings
 
@@ -174,5 +176,10 @@ def show(profile: str = "quick") -> dict:
         print(out[SUDOKU_ENTRY])
         if any(d.startswith("external") for d in out[SUDOKU_ENTRY]["diverged"]):
             print("note: a diverged external run reads 0, the comparator's side, which helps the claim")
+        fig = figures.sudoku_loops(readings)
+        fig.suptitle(f"{SUDOKU_ENTRY}: each recall at P43's pick, seeds {', '.join(map(str, plan.SUDOKU_STUDY_SEEDS))}; "
+                     "read at T_train (dotted), the best loop an upper bound", fontsize=9)
+        save(fig, "09_fixed_point_stability_confirm_sudoku", profile)
+        plt.show()
     print_confirmatory(CONFIRMATORY)
     return out
