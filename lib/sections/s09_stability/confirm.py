@@ -146,7 +146,8 @@ def _waiting(entry: str, study, pick_name: str) -> bool:
 
 def show(profile: str = "quick") -> dict:
     """Notebook 09's confirmatory section: each study read once all its runs are stored (readings
-    recorded for the ledger, verdicts printed); until then what is missing, and nothing recorded."""
+    recorded for the ledger, verdicts printed, C43-sudoku's runs drawn per loop); until then what is
+    missing, and nothing recorded."""
     out = {}
     if not _waiting(RECALL_ENTRY, plan.recall_study(), "s08 plan.E2H_CONFIRM_PICK"):
         rows = [diverged_recall_row(c, k) if store.is_diverged(c) else recall_row(store.load_run(c), k)
